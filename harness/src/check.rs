@@ -1,0 +1,475 @@
+//! The check model: what a check is, what it finds, and the context a check runs in.
+//!
+//! A check has a stable hierarchical id (`mcp.stdio.stdout-purity`), a spec reference (revision +
+//! section URL), a level taken from the spec's own keyword with the sentence quoted, a
+//! one-sentence requirement, the revisions it applies to and the capability it needs. A case is a
+//! check at one binding and one revision, with the id `check-id@binding#revision`.
+//!
+//! Levels map to verdicts: a violated MUST / MUST NOT fails; a violated SHOULD / SHOULD NOT or a
+//! robustness rule (no spec keyword, but real clients break on it) warns.
+
+use crate::mcp::{Client, Era, Reply};
+use crate::peer::{Peer, PeerSpec, ShutdownGrace, ShutdownReport};
+use crate::wire::{Dir, WireEvent};
+use serde::Serialize;
+use serde_json::Value;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The requirement level, from the spec's own keyword (RFC 2119).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Level {
+    /// MUST / REQUIRED / SHALL: a violation fails.
+    #[serde(rename = "MUST")]
+    Must,
+    /// MUST NOT / SHALL NOT: a violation fails.
+    #[serde(rename = "MUST NOT")]
+    MustNot,
+    /// SHOULD / RECOMMENDED: a violation warns.
+    #[serde(rename = "SHOULD")]
+    Should,
+    /// SHOULD NOT: a violation warns.
+    #[serde(rename = "SHOULD NOT")]
+    ShouldNot,
+    /// No spec keyword, but real clients break on it: a violation warns.
+    #[serde(rename = "robustness")]
+    Robustness,
+}
+
+impl Level {
+    /// The verdict a violation of this level gets.
+    pub fn violation_verdict(self) -> Verdict {
+        match self {
+            Level::Must | Level::MustNot => Verdict::Fail,
+            _ => Verdict::Warn,
+        }
+    }
+    /// The keyword as printed.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Must => "MUST",
+            Level::MustNot => "MUST NOT",
+            Level::Should => "SHOULD",
+            Level::ShouldNot => "SHOULD NOT",
+            Level::Robustness => "robustness",
+        }
+    }
+}
+
+/// The verdict of one case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, PartialOrd, Ord, Hash)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// The requirement held.
+    Pass,
+    /// A MUST-level requirement was violated.
+    Fail,
+    /// A SHOULD-level or robustness requirement was violated.
+    Warn,
+    /// Not applicable (capability not declared, revision not supported).
+    Skip,
+    /// Could not run (the peer did not start, the handshake failed).
+    NotRun,
+    /// The case ran past its deadline.
+    Timeout,
+}
+
+impl Verdict {
+    /// Lowercase name as printed and serialized.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Fail => "fail",
+            Verdict::Warn => "warn",
+            Verdict::Skip => "skip",
+            Verdict::NotRun => "not-run",
+            Verdict::Timeout => "timeout",
+        }
+    }
+}
+
+/// What a check's run found, before its level is applied.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Status {
+    /// The requirement held.
+    Pass,
+    /// The requirement was violated; the text says how.
+    Violated(String),
+    /// A lesser violation than the check's level: always a warning (e.g. a valid but
+    /// unconventional error code where the spec only suggests one).
+    Advisory(String),
+    /// The check does not apply; the text says why.
+    Skip(String),
+    /// The check could not run; the text says why.
+    NotRun(String),
+}
+
+/// A status plus the evidence behind it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    /// What was found.
+    pub status: Status,
+    /// Excerpt of the exchange: lines like `→ {...}` / `← {...}`.
+    pub evidence: Vec<String>,
+}
+
+impl Finding {
+    /// A pass with evidence.
+    pub fn pass(evidence: Vec<String>) -> Finding {
+        Finding {
+            status: Status::Pass,
+            evidence,
+        }
+    }
+    /// A violation with a message and evidence.
+    pub fn violated(msg: impl Into<String>, evidence: Vec<String>) -> Finding {
+        Finding {
+            status: Status::Violated(msg.into()),
+            evidence,
+        }
+    }
+    /// An advisory (warn) with a message and evidence.
+    pub fn advisory(msg: impl Into<String>, evidence: Vec<String>) -> Finding {
+        Finding {
+            status: Status::Advisory(msg.into()),
+            evidence,
+        }
+    }
+    /// Not applicable.
+    pub fn skip(msg: impl Into<String>) -> Finding {
+        Finding {
+            status: Status::Skip(msg.into()),
+            evidence: Vec::new(),
+        }
+    }
+    /// Could not run.
+    pub fn not_run(msg: impl Into<String>, evidence: Vec<String>) -> Finding {
+        Finding {
+            status: Status::NotRun(msg.into()),
+            evidence,
+        }
+    }
+}
+
+/// A boxed future of a finding, borrowed from the context.
+pub type BoxFinding<'a> = Pin<Box<dyn Future<Output = Finding> + Send + 'a>>;
+
+/// An active check: drives its own sessions through the context.
+pub type ActiveFn = for<'a> fn(&'a Ctx) -> BoxFinding<'a>;
+
+/// A passive monitor: judges every session's frames of one era.
+pub type MonitorFn = fn(&MonitorInput) -> Finding;
+
+/// How a check runs.
+#[derive(Clone, Copy)]
+pub enum CheckKind {
+    /// Drives the peer itself.
+    Active(ActiveFn),
+    /// Watches the frames of every session of the era (and one session of its own).
+    Monitor(MonitorFn),
+}
+
+/// Which revisions a check applies to.
+#[derive(Debug, Clone, Copy)]
+pub enum Revs {
+    /// Every revision.
+    All,
+    /// Legacy-era revisions only.
+    Legacy,
+    /// The modern revision only.
+    Modern,
+    /// Exactly these.
+    Only(&'static [&'static str]),
+    /// Every revision except these.
+    Except(&'static [&'static str]),
+}
+
+impl Revs {
+    /// Whether `rev` is covered.
+    pub fn contains(&self, rev: &str) -> bool {
+        match self {
+            Revs::All => true,
+            Revs::Legacy => Era::of(rev) == Era::Legacy,
+            Revs::Modern => Era::of(rev) == Era::Modern,
+            Revs::Only(list) => list.contains(&rev),
+            Revs::Except(list) => !list.contains(&rev),
+        }
+    }
+    /// Display form for the catalogue.
+    pub fn describe(&self) -> String {
+        match self {
+            Revs::All => "all".into(),
+            Revs::Legacy => "2024-11-05…2025-11-25".into(),
+            Revs::Modern => "2026-07-28".into(),
+            Revs::Only(l) => l.join(", "),
+            Revs::Except(l) => format!("all but {}", l.join(", ")),
+        }
+    }
+}
+
+/// One entry of the check catalogue.
+#[derive(Clone, Copy)]
+pub struct Check {
+    /// Stable hierarchical id, e.g. `mcp.stdio.stdout-purity`.
+    pub id: &'static str,
+    /// The requirement in one sentence.
+    pub requirement: &'static str,
+    /// Level from the spec's keyword.
+    pub level: Level,
+    /// The spec sentence the level comes from, quoted.
+    pub quote: &'static str,
+    /// Where it is written: `<path>` under the revision's specification, or an external
+    /// reference such as `jsonrpc-2.0#5.1`.
+    pub section: &'static str,
+    /// Revisions it applies to.
+    pub revs: Revs,
+    /// Server capability that must be declared for the check to apply (`tools`), if any.
+    pub capability: Option<&'static str>,
+    /// How it runs.
+    pub kind: CheckKind,
+}
+
+impl Check {
+    /// The spec reference URL for a revision (JSON-RPC references point at jsonrpc.org).
+    pub fn spec_url(&self, revision: &str) -> String {
+        if let Some(rest) = self.section.strip_prefix("jsonrpc-2.0") {
+            format!("https://www.jsonrpc.org/specification{rest}")
+        } else if let Some(rest) = self.section.strip_prefix("rfc8259") {
+            format!("https://www.rfc-editor.org/rfc/rfc8259{rest}")
+        } else {
+            format!(
+                "https://modelcontextprotocol.io/specification/{revision}/{}",
+                self.section
+            )
+        }
+    }
+}
+
+/// How a target is started, plus what it declares about itself.
+#[derive(Debug, Clone)]
+pub struct McpTarget {
+    /// Display name.
+    pub name: String,
+    /// The command.
+    pub spec: PeerSpec,
+    /// A tool call the target declares slow enough to be cancelled in flight
+    /// (`name`, `arguments`); `None` when it declares none.
+    pub slow_call: Option<(String, Value)>,
+}
+
+/// Deadlines and graces for one run.
+#[derive(Debug, Clone, Copy)]
+pub struct Timing {
+    /// Per-message deadline.
+    pub message: Duration,
+    /// Window in which silence is expected (a notification must not be answered).
+    pub silence: Duration,
+    /// Per-case deadline.
+    pub case: Duration,
+    /// Shutdown graces.
+    pub grace: ShutdownGrace,
+}
+
+impl Timing {
+    /// Defaults scaled by `multiplier` (1.0 = message 5 s, silence 300 ms, case 30 s).
+    pub fn scaled(multiplier: f64) -> Timing {
+        let m = |ms: f64| Duration::from_millis((ms * multiplier.max(0.01)) as u64);
+        Timing {
+            message: m(5000.0),
+            silence: m(300.0),
+            case: m(30000.0),
+            grace: ShutdownGrace {
+                after_eof: m(2000.0),
+                after_term: m(1000.0),
+            },
+        }
+    }
+}
+
+/// The frames of one finished session, with the revision it spoke.
+#[derive(Debug, Clone)]
+pub struct SessionLog {
+    /// The case that opened it.
+    pub case: String,
+    /// Every frame.
+    pub events: Vec<WireEvent>,
+}
+
+/// What a monitor sees: every session of one era at one revision.
+pub struct MonitorInput<'a> {
+    /// The revision.
+    pub revision: &'a str,
+    /// The sessions.
+    pub sessions: &'a [SessionLog],
+}
+
+/// Server facts learned once per era, shared by the cases.
+#[derive(Debug, Clone, Default)]
+pub struct ServerFacts {
+    /// `capabilities` from the initialize or discover result.
+    pub capabilities: Value,
+}
+
+/// The context one case runs in.
+pub struct Ctx {
+    /// The target.
+    pub target: Arc<McpTarget>,
+    /// The revision of this case.
+    pub revision: String,
+    /// Its era.
+    pub era: Era,
+    /// Deadlines.
+    pub timing: Timing,
+    /// What was learned about the server.
+    pub facts: Arc<ServerFacts>,
+    /// Case id, for session logs.
+    pub case_id: String,
+    logs: Mutex<Vec<SessionLog>>,
+}
+
+impl Ctx {
+    /// A context for one case.
+    pub fn new(
+        target: Arc<McpTarget>,
+        revision: &str,
+        timing: Timing,
+        facts: Arc<ServerFacts>,
+        case_id: String,
+    ) -> Ctx {
+        Ctx {
+            target,
+            revision: revision.to_string(),
+            era: Era::of(revision),
+            timing,
+            facts,
+            case_id,
+            logs: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Starts a fresh peer with no handshake.
+    pub fn start_raw(&self) -> Result<Client, Finding> {
+        let peer = Peer::spawn(&self.target.spec)
+            .map_err(|e| Finding::not_run(e.to_string(), Vec::new()))?;
+        Ok(Client::new(
+            peer,
+            self.era,
+            &self.revision,
+            self.timing.message,
+        ))
+    }
+
+    /// Starts a fresh peer and opens a session at this case's revision: `initialize` +
+    /// `notifications/initialized` in the legacy era (the server must answer with this
+    /// revision, else the case is not run); nothing in the modern era.
+    pub async fn open(&self) -> Result<Client, Finding> {
+        let mut client = self.start_raw()?;
+        if self.era == Era::Legacy {
+            let reply = match client.initialize(&self.revision).await {
+                Ok(r) => r,
+                Err(e) => {
+                    let ev = evidence(&client.peer.events());
+                    self.close(client).await;
+                    return Err(Finding::not_run(format!("handshake failed: {e}"), ev));
+                }
+            };
+            let got = reply
+                .result()
+                .and_then(|r| r.get("protocolVersion"))
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            if got.as_deref() != Some(self.revision.as_str()) {
+                let ev = evidence(&client.peer.events());
+                let msg = match got {
+                    Some(v) => format!("server answered initialize at {v}, not {}", self.revision),
+                    None => format!("initialize failed: {}", reply.describe()),
+                };
+                self.close(client).await;
+                return Err(Finding::not_run(msg, ev));
+            }
+        }
+        Ok(client)
+    }
+
+    /// Shuts a session's peer down (the stdio sequence) and keeps its frames for monitors.
+    pub async fn close(&self, mut client: Client) -> ShutdownReport {
+        let report = client.peer.shutdown(self.timing.grace).await;
+        self.keep(client.peer.events());
+        report
+    }
+
+    /// Keeps frames for the monitors.
+    pub fn keep(&self, events: Vec<WireEvent>) {
+        let log = SessionLog {
+            case: self.case_id.clone(),
+            events,
+        };
+        match self.logs.lock() {
+            Ok(mut g) => g.push(log),
+            Err(p) => p.into_inner().push(log),
+        }
+    }
+
+    /// The session logs kept so far (taken out).
+    pub fn take_logs(&self) -> Vec<SessionLog> {
+        match self.logs.lock() {
+            Ok(mut g) => std::mem::take(&mut *g),
+            Err(p) => std::mem::take(&mut *p.into_inner()),
+        }
+    }
+
+    /// Whether the server declared a capability (top-level key of `capabilities`).
+    pub fn declares(&self, capability: &str) -> bool {
+        self.facts.capabilities.get(capability).is_some()
+    }
+
+    /// A request method that every server of this era answers with a result: `ping` in the
+    /// legacy era, `server/discover` in the modern era (where ping was removed).
+    pub fn probe_method(&self) -> &'static str {
+        match self.era {
+            Era::Legacy => "ping",
+            Era::Modern => "server/discover",
+        }
+    }
+
+    /// Sends the era's probe request with a fresh id and reports whether it was answered with
+    /// a result (the server still serves).
+    pub async fn still_serving(&self, client: &mut Client) -> Result<bool, String> {
+        let reply = client
+            .request(self.probe_method(), serde_json::json!({}))
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(reply.result().is_some())
+    }
+}
+
+/// Formats frames as evidence lines: `→` for client to server, `←` for server to client, `!` for
+/// stderr and `×` for the exit; each cut to 300 bytes; at most the last 40 frames.
+pub fn evidence(events: &[WireEvent]) -> Vec<String> {
+    let skip = events.len().saturating_sub(40);
+    events
+        .iter()
+        .skip(skip)
+        .map(|e| {
+            let arrow = match e.dir {
+                Dir::C2s => "→",
+                Dir::S2c => "←",
+                Dir::Stderr => "!",
+                Dir::Exit => "×",
+            };
+            format!("{arrow} {:>6}ms {}", e.t.as_millis(), e.excerpt(300))
+        })
+        .collect()
+}
+
+/// Evidence of a client's session so far.
+pub fn client_evidence(client: &Client) -> Vec<String> {
+    evidence(&client.peer.events())
+}
+
+/// A one-line description of a reply for messages.
+pub fn describe(reply: &Reply) -> String {
+    reply.describe()
+}

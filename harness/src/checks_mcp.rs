@@ -1,0 +1,1318 @@
+//! The MCP stdio check catalogue (binding `mcp-stdio`).
+//!
+//! Every check names the spec sentence its level comes from. Active checks drive fresh sessions;
+//! monitors judge the frames of every session of an era. `docs/checks.md` is generated from
+//! this table (`parity list --markdown`) and a test keeps the two equal.
+
+use crate::check::{
+    evidence, Check, CheckKind, Ctx, Finding, Level, MonitorInput, Revs, SessionLog, Status,
+};
+use crate::mcp::{modern_meta, Client, Era, Reply, ALL_REVISIONS, META_CAPS, META_VERSION};
+use crate::validate;
+use crate::wire::{classify, Dir, Kind};
+use serde_json::{json, Value};
+use std::collections::{HashMap, HashSet};
+
+/// The binding these checks run on.
+pub const BINDING: &str = "mcp-stdio";
+
+macro_rules! active {
+    ($f:ident) => {{
+        fn wrapper(ctx: &Ctx) -> crate::check::BoxFinding<'_> {
+            Box::pin($f(ctx))
+        }
+        CheckKind::Active(wrapper)
+    }};
+}
+
+/// Runs `$body(ctx, &mut client)` in a fresh session (handshake done), closes it, and attaches
+/// the session's frames as evidence.
+macro_rules! in_session {
+    ($name:ident, $body:ident) => {
+        async fn $name(ctx: &Ctx) -> Finding {
+            let mut c = match ctx.open().await {
+                Ok(c) => c,
+                Err(f) => return f,
+            };
+            let status = $body(ctx, &mut c).await;
+            let events = c.peer.events();
+            ctx.close(c).await;
+            Finding {
+                status,
+                evidence: evidence(&events),
+            }
+        }
+    };
+}
+
+fn violated(s: impl Into<String>) -> Status {
+    Status::Violated(s.into())
+}
+
+/// Sends the era's probe request and turns "not answered" into a violation message.
+async fn serving_or(ctx: &Ctx, c: &mut Client, what: &str) -> Option<Status> {
+    match ctx.still_serving(c).await {
+        Ok(true) => None,
+        Ok(false) => Some(violated(format!(
+            "after {what}, the server no longer answered `{}` with a result",
+            ctx.probe_method()
+        ))),
+        Err(e) => Some(violated(format!("after {what}, {e}"))),
+    }
+}
+
+fn probe_params(ctx: &Ctx) -> Value {
+    match ctx.era {
+        Era::Legacy => json!({}),
+        Era::Modern => json!({"_meta": modern_meta(&ctx.revision)}),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Active checks
+// ---------------------------------------------------------------------------------------------
+
+async fn id_echo_body(ctx: &Ctx, c: &mut Client) -> Status {
+    let ids = [
+        json!(0),
+        json!(-1),
+        json!(9_007_199_254_740_993_u64),
+        json!("1"),
+        json!("parity-id-é"),
+    ];
+    for id in ids {
+        let reply = match c
+            .request_as(id.clone(), ctx.probe_method(), Some(probe_params(ctx)))
+            .await
+        {
+            Ok(r) => r,
+            Err(e) => return violated(e.to_string()),
+        };
+        if let Reply::Message(_) = reply {
+            continue;
+        }
+        // Look for a response that carried a different id or type.
+        let near: Vec<String> = c
+            .inbox
+            .iter()
+            .filter_map(|i| i.value())
+            .filter(|v| v.get("result").is_some() || v.get("error").is_some())
+            .map(|v| v.get("id").cloned().unwrap_or(Value::Null).to_string())
+            .collect();
+        return violated(format!(
+            "request id {id} was not echoed: {}{}",
+            reply.describe(),
+            if near.is_empty() {
+                String::new()
+            } else {
+                format!("; responses arrived with ids {}", near.join(", "))
+            }
+        ));
+    }
+    Status::Pass
+}
+in_session!(id_echo, id_echo_body);
+
+async fn parse_error_body(ctx: &Ctx, c: &mut Client) -> Status {
+    for garbage in [&b"garbage\n"[..], &b"{\"jsonrpc\": \"2.0\", \"id\": 7,\n"[..]] {
+        if let Err(e) = c.send_raw(garbage).await {
+            return violated(e.to_string());
+        }
+        let msg = match c.next_message().await {
+            Ok(m) => m,
+            Err(_) => {
+                return violated(format!(
+                    "no error response to the unparsable line {:?}",
+                    String::from_utf8_lossy(garbage).trim_end()
+                ))
+            }
+        };
+        let Some(v) = msg.value() else {
+            return violated("the answer to a parse error is not JSON");
+        };
+        let Some(err) = v.get("error") else {
+            return violated(format!("expected an error response, got {v}"));
+        };
+        if v.get("id") != Some(&Value::Null) {
+            return violated(format!(
+                "the parse-error response's id must be null, got {}",
+                v.get("id").map(Value::to_string).unwrap_or("(absent)".into())
+            ));
+        }
+        if err.get("code").and_then(Value::as_i64) != Some(-32700) {
+            if let Some(s) = serving_or(ctx, c, "a parse error").await {
+                return s;
+            }
+            return Status::Advisory(format!(
+                "parse error answered with code {}, not -32700",
+                err.get("code").unwrap_or(&Value::Null)
+            ));
+        }
+    }
+    serving_or(ctx, c, "unparsable input")
+        .await
+        .unwrap_or(Status::Pass)
+}
+in_session!(parse_error, parse_error_body);
+
+async fn invalid_request_body(ctx: &Ctx, c: &mut Client) -> Status {
+    let m = ctx.probe_method();
+    let p = probe_params(ctx);
+    let cases: Vec<(Value, Value, &str)> = vec![
+        (
+            json!({"id": 41, "method": m, "params": p}),
+            json!(41),
+            "a request without `jsonrpc`",
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": null, "method": m, "params": p}),
+            Value::Null,
+            "a request with `\"id\": null`",
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": 43, "method": m, "params": "x"}),
+            json!(43),
+            "a request with `\"params\": \"x\"`",
+        ),
+    ];
+    let mut advisory = None;
+    for (msg, id, what) in cases {
+        if let Err(e) = c.peer.send_json(&msg).await {
+            return violated(e.to_string());
+        }
+        let got = match c.next_message().await {
+            Ok(g) => g,
+            Err(_) => return violated(format!("no response to {what}")),
+        };
+        let Some(v) = got.value() else {
+            return violated(format!("the answer to {what} is not JSON"));
+        };
+        let rid = v.get("id").cloned().unwrap_or(Value::Null);
+        if rid != id && rid != Value::Null {
+            return violated(format!("the answer to {what} has id {rid}, expected {id} or null"));
+        }
+        match v.get("error").and_then(|e| e.get("code")).and_then(Value::as_i64) {
+            Some(-32600) | Some(-32602) => {}
+            Some(code) => {
+                advisory.get_or_insert(format!("{what} answered with code {code}, expected -32600 or -32602"));
+            }
+            None => return violated(format!("{what} was served as valid: {v}")),
+        }
+    }
+    if let Some(s) = serving_or(ctx, c, "invalid requests").await {
+        return s;
+    }
+    advisory.map(Status::Advisory).unwrap_or(Status::Pass)
+}
+in_session!(invalid_request, invalid_request_body);
+
+async fn unknown_method_body(ctx: &Ctx, c: &mut Client) -> Status {
+    let reply = match c
+        .request("parity/no-such-method", json!({}))
+        .await
+    {
+        Ok(r) => r,
+        Err(e) => return violated(e.to_string()),
+    };
+    match reply.error_code() {
+        Some(-32601) => serving_or(ctx, c, "an unknown method")
+            .await
+            .unwrap_or(Status::Pass),
+        Some(code) => Status::Advisory(format!(
+            "unknown method answered with code {code}, not -32601 (Method not found)"
+        )),
+        None => violated(format!("unknown method not answered with an error: {}", reply.describe())),
+    }
+}
+in_session!(unknown_method, unknown_method_body);
+
+async fn notification_body(ctx: &Ctx, c: &mut Client) -> Status {
+    let sends = [
+        json!({"jsonrpc": "2.0", "method": "notifications/parity_unknown"}),
+        json!({"jsonrpc": "2.0", "method": "notifications/parity_unknown", "params": {"x": 1}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "parity-never-sent"}}),
+    ];
+    for s in &sends {
+        if let Err(e) = c.peer.send_json(s).await {
+            return violated(e.to_string());
+        }
+    }
+    let (got, _eof) = c.collect_for(ctx.timing.silence).await;
+    let mut all: Vec<Value> = c.inbox.iter().filter_map(|i| i.value().cloned()).collect();
+    all.extend(got.iter().filter_map(|i| i.value().cloned()));
+    if let Some(ans) = all
+        .iter()
+        .find(|v| v.get("method").is_none() && (v.get("result").is_some() || v.get("error").is_some()))
+    {
+        return violated(format!("a notification was answered: {ans}"));
+    }
+    serving_or(ctx, c, "notifications")
+        .await
+        .unwrap_or(Status::Pass)
+}
+in_session!(notification_unanswered, notification_body);
+
+async fn version_negotiation(ctx: &Ctx) -> Finding {
+    // The session at the case's revision already proved the echo of a supported version
+    // (`Ctx::open` requires it); here an unsupported version must not be echoed.
+    let mut c = match ctx.start_raw() {
+        Ok(c) => c,
+        Err(f) => return f,
+    };
+    let first = match c.initialize(&ctx.revision).await {
+        Ok(r) => r,
+        Err(e) => return Finding::not_run(e.to_string(), Vec::new()),
+    };
+    let events = c.peer.events();
+    ctx.close(c).await;
+    let echoed = first.result().and_then(|r| r.get("protocolVersion")).and_then(Value::as_str);
+    if echoed != Some(ctx.revision.as_str()) {
+        return Finding::violated(
+            format!("initialize at supported revision {} was answered with {:?}", ctx.revision, echoed),
+            evidence(&events),
+        );
+    }
+    let mut c = match ctx.start_raw() {
+        Ok(c) => c,
+        Err(f) => return f,
+    };
+    let reply = match c.initialize("1999-01-01").await {
+        Ok(r) => r,
+        Err(e) => return Finding::violated(e.to_string(), evidence(&c.peer.events())),
+    };
+    let events = c.peer.events();
+    ctx.close(c).await;
+    let ev = evidence(&events);
+    if let Some(v) = reply.result().and_then(|r| r.get("protocolVersion")) {
+        return match v.as_str() {
+            Some("1999-01-01") => Finding::violated(
+                "the unsupported version 1999-01-01 was echoed instead of a version the server supports",
+                ev,
+            ),
+            Some(s) if ALL_REVISIONS.contains(&s) => {
+                if s < ctx.revision.as_str() {
+                    Finding::advisory(
+                        format!("answered {s}, but the server's latest is {}", ctx.revision),
+                        ev,
+                    )
+                } else {
+                    Finding::pass(ev)
+                }
+            }
+            _ => Finding::violated(format!("answered with an unknown version {v}"), ev),
+        };
+    }
+    match reply.error_code() {
+        // The lifecycle page's own example for an unsupported version is a -32602 error.
+        Some(-32602) => Finding::pass(ev),
+        Some(code) => Finding::advisory(
+            format!("an unsupported version was refused with code {code}; the spec answers with a supported version (or -32602)"),
+            ev,
+        ),
+        None => Finding::violated(format!("initialize at 1999-01-01: {}", reply.describe()), ev),
+    }
+}
+
+async fn ping_body(_ctx: &Ctx, c: &mut Client) -> Status {
+    let reply = match c.request("ping", json!({})).await {
+        Ok(r) => r,
+        Err(e) => return violated(e.to_string()),
+    };
+    match reply.result() {
+        Some(Value::Object(o)) if o.keys().all(|k| k == "_meta") => Status::Pass,
+        Some(other) => violated(format!("ping result is not empty: {other}")),
+        None => violated(format!("ping not answered with a result: {}", reply.describe())),
+    }
+}
+in_session!(ping, ping_body);
+
+async fn stdin_eof(ctx: &Ctx) -> Finding {
+    let mut c = match ctx.open().await {
+        Ok(c) => c,
+        Err(f) => return f,
+    };
+    if let Err(e) = c.request(ctx.probe_method(), json!({})).await {
+        return Finding::not_run(e.to_string(), Vec::new());
+    }
+    // Drain anything pending so only output after EOF counts.
+    let _ = c.collect_for(std::time::Duration::from_millis(20)).await;
+    let closed_at = c.peer.elapsed();
+    let report = c.peer.shutdown(ctx.timing.grace).await;
+    let events = c.peer.events();
+    ctx.keep(events.clone());
+    let mut ev = evidence(&events);
+    ev.push(format!(
+        "shutdown: {}",
+        report
+            .steps
+            .iter()
+            .map(|s| format!("{} at {} ms", s.step, s.at_ms))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    let after: Vec<_> = events
+        .iter()
+        .filter(|e| e.dir == Dir::S2c && e.t > closed_at)
+        .collect();
+    if !report.exited_on_eof {
+        return Finding::violated(
+            format!(
+                "the server did not exit within {} ms of stdin EOF",
+                ctx.timing.grace.after_eof.as_millis()
+            ),
+            ev,
+        );
+    }
+    if let Some(e) = after.first() {
+        return Finding::violated(
+            format!("the server wrote to stdout after stdin EOF: {}", e.excerpt(200)),
+            ev,
+        );
+    }
+    Finding::pass(ev)
+}
+
+async fn discover_body(ctx: &Ctx, c: &mut Client) -> Status {
+    let reply = match c.discover().await {
+        Ok(r) => r,
+        Err(e) => return violated(e.to_string()),
+    };
+    let Some(result) = reply.result() else {
+        return violated(format!("server/discover not answered with a result: {}", reply.describe()));
+    };
+    let errs = validate::validate_result("server/discover", result, &ctx.revision);
+    if !errs.is_empty() {
+        return violated(errs.join("; "));
+    }
+    let listed = result["supportedVersions"]
+        .as_array()
+        .is_some_and(|a| a.iter().any(|v| v.as_str() == Some(ctx.revision.as_str())));
+    if !listed {
+        return violated(format!("supportedVersions does not list {}", ctx.revision));
+    }
+    Status::Pass
+}
+in_session!(discover, discover_body);
+
+async fn meta_required_body(ctx: &Ctx, c: &mut Client) -> Status {
+    let attempts = [
+        (json!({}), "a request without `_meta`"),
+        (
+            json!({"_meta": {META_VERSION: ctx.revision.clone()}}),
+            "a request whose `_meta` lacks clientCapabilities",
+        ),
+        (
+            json!({"_meta": {META_CAPS: {}}}),
+            "a request whose `_meta` lacks protocolVersion",
+        ),
+    ];
+    for (params, what) in attempts {
+        let id = c.fresh_id();
+        let reply = match c.request_as(id, "server/discover", Some(params)).await {
+            Ok(r) => r,
+            Err(e) => return violated(e.to_string()),
+        };
+        match reply.error_code() {
+            Some(-32602) => {}
+            Some(code) => return violated(format!("{what} got code {code}, not -32602")),
+            None => return violated(format!("{what} was served: {}", reply.describe())),
+        }
+    }
+    Status::Pass
+}
+in_session!(meta_required, meta_required_body);
+
+async fn unsupported_version_body(_ctx: &Ctx, c: &mut Client) -> Status {
+    let id = c.fresh_id();
+    let params = json!({"_meta": {META_VERSION: "1999-01-01", META_CAPS: {}}});
+    let reply = match c.request_as(id, "server/discover", Some(params)).await {
+        Ok(r) => r,
+        Err(e) => return violated(e.to_string()),
+    };
+    if reply.error_code() != Some(-32022) {
+        return violated(format!(
+            "an unsupported `_meta` protocol version was not answered with -32022: {}",
+            reply.describe()
+        ));
+    }
+    let data = reply.error().and_then(|e| e.get("data"));
+    let supported_ok = data
+        .and_then(|d| d.get("supported"))
+        .and_then(Value::as_array)
+        .is_some_and(|a| !a.is_empty() && a.iter().all(Value::is_string));
+    if !supported_ok {
+        return violated("error.data.supported is missing or not a non-empty string array");
+    }
+    if data.and_then(|d| d.get("requested")) != Some(&json!("1999-01-01")) {
+        return violated("error.data.requested does not repeat the requested version");
+    }
+    Status::Pass
+}
+in_session!(unsupported_version, unsupported_version_body);
+
+/// Lists every tool, following `nextCursor`; stops at a repeated cursor or 1,000 pages.
+/// Returns the tools and the results, or a status when listing went wrong.
+async fn list_all(c: &mut Client) -> Result<(Vec<Value>, Vec<Value>), Status> {
+    let mut tools = Vec::new();
+    let mut results = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..1000 {
+        let params = match &cursor {
+            Some(cur) => json!({"cursor": cur}),
+            None => json!({}),
+        };
+        let reply = c
+            .request("tools/list", params)
+            .await
+            .map_err(|e| violated(e.to_string()))?;
+        let Some(result) = reply.result().cloned() else {
+            return Err(violated(format!("tools/list failed: {}", reply.describe())));
+        };
+        if let Some(Value::Array(page)) = result.get("tools") {
+            tools.extend(page.iter().cloned());
+        }
+        let next = result.get("nextCursor").cloned();
+        results.push(result);
+        match next {
+            None | Some(Value::Null) => return Ok((tools, results)),
+            Some(Value::String(s)) => {
+                if !seen.insert(s.clone()) {
+                    return Err(violated(format!(
+                        "tools/list cursor {s:?} came back again after {} pages: the listing loops",
+                        results.len()
+                    )));
+                }
+                cursor = Some(s);
+            }
+            Some(other) => return Err(violated(format!("nextCursor is not a string: {other}"))),
+        }
+    }
+    Err(violated("tools/list did not end within 1,000 pages"))
+}
+
+async fn pagination_body(_ctx: &Ctx, c: &mut Client) -> Status {
+    match list_all(c).await {
+        Ok((tools, _)) => {
+            let mut names = HashSet::new();
+            for t in &tools {
+                if let Some(n) = t.get("name").and_then(Value::as_str) {
+                    if !names.insert(n.to_string()) {
+                        return violated(format!("tool {n:?} is listed on more than one page"));
+                    }
+                }
+            }
+            Status::Pass
+        }
+        Err(s) => s,
+    }
+}
+in_session!(pagination, pagination_body);
+
+async fn invalid_cursor_body(_ctx: &Ctx, c: &mut Client) -> Status {
+    let reply = match c
+        .request("tools/list", json!({"cursor": "parity-invalid-cursor-\u{1F50D}"}))
+        .await
+    {
+        Ok(r) => r,
+        Err(e) => return violated(e.to_string()),
+    };
+    match reply.error_code() {
+        Some(-32602) => Status::Pass,
+        Some(code) => violated(format!("an invalid cursor got code {code}, not -32602")),
+        None => violated(format!("an invalid cursor was accepted: {}", reply.describe())),
+    }
+}
+in_session!(invalid_cursor, invalid_cursor_body);
+
+async fn input_schema_body(_ctx: &Ctx, c: &mut Client) -> Status {
+    let tools = match list_all(c).await {
+        Ok((t, _)) => t,
+        Err(s) => return s,
+    };
+    for (i, t) in tools.iter().enumerate() {
+        let name = t.get("name").and_then(Value::as_str).unwrap_or("?");
+        match t.get("inputSchema") {
+            Some(Value::Object(s)) if s.get("type") == Some(&json!("object")) => {}
+            Some(other) => {
+                return violated(format!(
+                    "tool {i} ({name:?}) has inputSchema {} which is not an object schema",
+                    crate::util::clip(&other.to_string(), 120)
+                ))
+            }
+            None => return violated(format!("tool {i} ({name:?}) has no inputSchema")),
+        }
+    }
+    Status::Pass
+}
+in_session!(input_schema, input_schema_body);
+
+/// Whether a tool name follows the MCP naming guidance (1–128 of `[A-Za-z0-9_.-]`).
+pub fn tool_name_ok(name: &str) -> bool {
+    (1..=128).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.')
+}
+
+async fn name_format_body(_ctx: &Ctx, c: &mut Client) -> Status {
+    let tools = match list_all(c).await {
+        Ok((t, _)) => t,
+        Err(s) => return s,
+    };
+    let mut bad = Vec::new();
+    let mut seen = HashSet::new();
+    for t in &tools {
+        let Some(n) = t.get("name").and_then(Value::as_str) else {
+            continue;
+        };
+        if !tool_name_ok(n) {
+            bad.push(format!("{n:?} breaks the naming rule"));
+        }
+        if !seen.insert(n) {
+            bad.push(format!("{n:?} is not unique"));
+        }
+    }
+    if bad.is_empty() {
+        Status::Pass
+    } else {
+        violated(bad.join("; "))
+    }
+}
+in_session!(name_format, name_format_body);
+
+async fn unknown_tool_body(ctx: &Ctx, c: &mut Client) -> Status {
+    let reply = match c
+        .request(
+            "tools/call",
+            json!({"name": "parity_no_such_tool_4b1d", "arguments": {}}),
+        )
+        .await
+    {
+        Ok(r) => r,
+        Err(e) => return violated(e.to_string()),
+    };
+    if let Some(code) = reply.error_code() {
+        if code == -32603 || code == -32000 {
+            return violated(format!("an unknown tool was reported as an internal error ({code})"));
+        }
+        return serving_or(ctx, c, "an unknown tool")
+            .await
+            .unwrap_or(Status::Pass);
+    }
+    match reply.result() {
+        Some(r) if r.get("isError") == Some(&Value::Bool(true)) => violated(
+            "an unknown tool was reported as a tool execution error (isError) instead of a JSON-RPC error",
+        ),
+        Some(r) => violated(format!("an unknown tool was served: {}", crate::util::clip(&r.to_string(), 200))),
+        None => violated(format!("no response: {}", reply.describe())),
+    }
+}
+in_session!(unknown_tool, unknown_tool_body);
+
+async fn invalid_arguments_body(ctx: &Ctx, c: &mut Client) -> Status {
+    let tools = match list_all(c).await {
+        Ok((t, _)) => t,
+        Err(s) => return s,
+    };
+    let pick = tools.iter().find(|t| {
+        t.pointer("/inputSchema/required")
+            .and_then(Value::as_array)
+            .is_some_and(|r| !r.is_empty())
+    });
+    let Some(tool) = pick else {
+        return Status::Skip("no tool declares a required argument".into());
+    };
+    let name = tool.get("name").cloned().unwrap_or(Value::Null);
+    let reply = match c
+        .request("tools/call", json!({"name": name, "arguments": {}}))
+        .await
+    {
+        Ok(r) => r,
+        Err(e) => return violated(e.to_string()),
+    };
+    let sep1303 = !matches!(ctx.revision.as_str(), "2024-11-05" | "2025-03-26" | "2025-06-18");
+    if let Some(code) = reply.error_code() {
+        return match code {
+            -32602 if !sep1303 => Status::Pass,
+            -32602 => violated(format!(
+                "missing required arguments of {name} were a protocol error (-32602); from 2025-11-25 input validation errors are tool execution errors (isError)"
+            )),
+            other => violated(format!(
+                "missing required arguments of {name} were answered with code {other}; a caller mistake is not an internal/server error"
+            )),
+        };
+    }
+    match reply.result() {
+        Some(r) if r.get("isError") == Some(&Value::Bool(true)) => Status::Pass,
+        Some(r) => violated(format!(
+            "{name} called without its required arguments succeeded: {}",
+            crate::util::clip(&r.to_string(), 200)
+        )),
+        None => violated(format!("no response: {}", reply.describe())),
+    }
+}
+in_session!(invalid_arguments, invalid_arguments_body);
+
+fn batch_of_probes(ctx: &Ctx) -> Value {
+    let m = ctx.probe_method();
+    let p = probe_params(ctx);
+    json!([
+        {"jsonrpc": "2.0", "id": "batch-a", "method": m, "params": p},
+        {"jsonrpc": "2.0", "method": "notifications/parity_unknown"},
+        {"jsonrpc": "2.0", "id": "batch-b", "method": m, "params": p},
+    ])
+}
+
+async fn batch_body(ctx: &Ctx, c: &mut Client) -> Status {
+    if let Err(e) = c.peer.send_json(&batch_of_probes(ctx)).await {
+        return violated(e.to_string());
+    }
+    let got = match c.next_message().await {
+        Ok(g) => g,
+        Err(_) => return violated("no response to a batch of two requests"),
+    };
+    let Some(Value::Array(items)) = got.value() else {
+        return violated(format!(
+            "a batch was not answered with a batch: {}",
+            got.class.value.as_ref().map(Value::to_string).unwrap_or_default()
+        ));
+    };
+    let ids: HashSet<String> = items
+        .iter()
+        .filter(|i| i.get("result").is_some())
+        .filter_map(|i| i.get("id").and_then(Value::as_str).map(str::to_string))
+        .collect();
+    if items.len() != 2 || !ids.contains("batch-a") || !ids.contains("batch-b") {
+        return violated(format!(
+            "the batch response should hold exactly the two results (batch-a, batch-b), got {}",
+            Value::Array(items.clone())
+        ));
+    }
+    Status::Pass
+}
+in_session!(batch, batch_body);
+
+async fn batch_rejected_body(ctx: &Ctx, c: &mut Client) -> Status {
+    if let Err(e) = c.peer.send_json(&batch_of_probes(ctx)).await {
+        return violated(e.to_string());
+    }
+    let (got, _) = c.collect_for(ctx.timing.silence.max(std::time::Duration::from_millis(500))).await;
+    if let Some(arr) = got.iter().find(|g| matches!(g.value(), Some(Value::Array(_)))) {
+        return violated(format!(
+            "a batch was answered with a batch, which revision {} does not have: {}",
+            ctx.revision,
+            arr.line.bytes.len()
+        ));
+    }
+    let answered_individually = got.iter().any(|g| {
+        g.value()
+            .and_then(|v| v.get("result"))
+            .is_some()
+    });
+    if answered_individually {
+        return violated("the batch's requests were served one by one");
+    }
+    if let Some(s) = serving_or(ctx, c, "a batch").await {
+        return s;
+    }
+    if got.is_empty() {
+        return Status::Advisory("the batch got no answer at all (an error such as -32600 is expected)".into());
+    }
+    Status::Pass
+}
+in_session!(batch_rejected, batch_rejected_body);
+
+async fn cancellation_body(ctx: &Ctx, c: &mut Client) -> Status {
+    let (method, params) = match &ctx.target.slow_call {
+        Some((tool, args)) => (
+            "tools/call",
+            c.with_meta(json!({"name": tool, "arguments": args})),
+        ),
+        None => (ctx.probe_method(), probe_params(ctx)),
+    };
+    let req = json!({"jsonrpc": "2.0", "id": 0, "method": method, "params": params});
+    if let Err(e) = c.peer.send_json(&req).await {
+        return violated(e.to_string());
+    }
+    if ctx.target.slow_call.is_some() {
+        // Let the call get under way.
+        let _ = c.collect_for(std::time::Duration::from_millis(50)).await;
+    }
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 0, "reason": "parity cancellation check"}});
+    if let Err(e) = c.peer.send_json(&cancel).await {
+        return violated(e.to_string());
+    }
+    if let Some(s) = serving_or(ctx, c, "cancelling request 0").await {
+        return s;
+    }
+    if ctx.target.slow_call.is_some() {
+        let (late, _) = c.collect_for(ctx.timing.silence).await;
+        let answered = c
+            .inbox
+            .iter()
+            .chain(late.iter())
+            .filter_map(|i| i.value())
+            .any(|v| v.get("id") == Some(&json!(0)) && v.get("method").is_none());
+        if answered {
+            let msg = "the cancelled request 0 was still answered";
+            return if ctx.era == Era::Modern {
+                violated(msg)
+            } else {
+                Status::Advisory(msg.into())
+            };
+        }
+    }
+    Status::Pass
+}
+in_session!(cancellation, cancellation_body);
+
+// ---------------------------------------------------------------------------------------------
+// Monitors
+// ---------------------------------------------------------------------------------------------
+
+fn s2c_lines(sessions: &[SessionLog]) -> impl Iterator<Item = (&SessionLog, &crate::wire::Line)> {
+    sessions.iter().flat_map(|s| {
+        s.events
+            .iter()
+            .filter(|e| e.dir == Dir::S2c)
+            .filter_map(move |e| e.line().map(|l| (s, l)))
+    })
+}
+
+fn line_text(l: &crate::wire::Line) -> String {
+    crate::util::clip(&String::from_utf8_lossy(&l.bytes), 200)
+}
+
+fn monitor_result(problems: Vec<String>) -> Finding {
+    if problems.is_empty() {
+        return Finding::pass(Vec::new());
+    }
+    let n = problems.len();
+    let mut ev: Vec<String> = problems.into_iter().take(10).collect();
+    if n > 10 {
+        ev.push(format!("… and {} more", n - 10));
+    }
+    Finding::violated(format!("{n} violation(s); first: {}", ev[0]), ev)
+}
+
+fn stdout_purity(input: &MonitorInput) -> Finding {
+    let mut problems = Vec::new();
+    for (s, l) in s2c_lines(input.sessions) {
+        let c = classify(&l.bytes);
+        let ok = match &c.kind {
+            Kind::Request | Kind::Notification | Kind::Response | Kind::Error => true,
+            Kind::Batch => input.revision == "2025-03-26",
+            Kind::Invalid(_) => false,
+        };
+        if !ok {
+            let why = match &c.kind {
+                Kind::Invalid(w) => w.clone(),
+                _ => format!("a batch, which revision {} does not have", input.revision),
+            };
+            problems.push(format!("[{}] stdout line is not an MCP message ({why}): {}", s.case, line_text(l)));
+        }
+    }
+    monitor_result(problems)
+}
+
+fn newline_delimited(input: &MonitorInput) -> Finding {
+    let mut problems = Vec::new();
+    for s in input.sessions {
+        let lines: Vec<&crate::wire::Line> = s
+            .events
+            .iter()
+            .filter(|e| e.dir == Dir::S2c)
+            .filter_map(|e| e.line())
+            .collect();
+        for (i, l) in lines.iter().enumerate() {
+            let text = String::from_utf8_lossy(&l.bytes);
+            if text.to_ascii_lowercase().starts_with("content-length:") {
+                problems.push(format!("[{}] header framing instead of newline-delimited JSON: {}", s.case, line_text(l)));
+                continue;
+            }
+            let parsed = serde_json::from_slice::<Value>(&l.bytes).is_ok();
+            if parsed {
+                if !l.terminated {
+                    problems.push(format!("[{}] a message was not terminated by a newline: {}", s.case, line_text(l)));
+                }
+                continue;
+            }
+            // Two messages on one line?
+            let stream = serde_json::Deserializer::from_slice(&l.bytes).into_iter::<Value>();
+            let values: Vec<_> = stream.collect();
+            if values.len() > 1 && values.iter().all(Result::is_ok) {
+                problems.push(format!("[{}] several messages on one line: {}", s.case, line_text(l)));
+                continue;
+            }
+            // A message spread over several lines (embedded newlines)?
+            let mut joined = l.bytes.clone();
+            for next in lines.iter().skip(i + 1).take(200) {
+                joined.push(b'\n');
+                joined.extend_from_slice(&next.bytes);
+                if serde_json::from_slice::<Value>(&joined).is_ok() {
+                    problems.push(format!(
+                        "[{}] a message contains embedded newlines (it spans several lines), starting: {}",
+                        s.case,
+                        line_text(l)
+                    ));
+                    break;
+                }
+            }
+        }
+    }
+    monitor_result(problems)
+}
+
+fn utf8_no_bom(input: &MonitorInput) -> Finding {
+    let mut problems = Vec::new();
+    for (s, l) in s2c_lines(input.sessions) {
+        if l.bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
+            problems.push(format!("[{}] a stdout line starts with a byte-order mark", s.case));
+        } else if std::str::from_utf8(&l.bytes).is_err() {
+            problems.push(format!("[{}] a stdout line is not valid UTF-8: {}", s.case, line_text(l)));
+        }
+    }
+    monitor_result(problems)
+}
+
+/// Parsed stdout messages of a session, batch members flattened.
+fn s2c_messages(s: &SessionLog) -> Vec<Value> {
+    let mut out = Vec::new();
+    for e in s.events.iter().filter(|e| e.dir == Dir::S2c) {
+        if let Some(l) = e.line() {
+            match serde_json::from_slice::<Value>(&l.bytes) {
+                Ok(Value::Array(items)) => out.extend(items),
+                Ok(v) => out.push(v),
+                Err(_) => {}
+            }
+        }
+    }
+    out
+}
+
+/// Methods of the requests the client sent in a session, by id (as JSON text).
+fn c2s_methods(s: &SessionLog) -> HashMap<String, String> {
+    let mut map = HashMap::new();
+    for e in s.events.iter().filter(|e| e.dir == Dir::C2s) {
+        let Some(l) = e.line() else { continue };
+        let items = match serde_json::from_slice::<Value>(&l.bytes) {
+            Ok(Value::Array(items)) => items,
+            Ok(v) => vec![v],
+            Err(_) => continue,
+        };
+        for v in items {
+            if let (Some(id), Some(m)) = (v.get("id"), v.get("method").and_then(Value::as_str)) {
+                map.insert(id.to_string(), m.to_string());
+            }
+        }
+    }
+    map
+}
+
+fn is_message_like(v: &Value) -> bool {
+    v.get("method").is_some() || v.get("result").is_some() || v.get("error").is_some()
+}
+
+fn jsonrpc_version(input: &MonitorInput) -> Finding {
+    let mut problems = Vec::new();
+    for s in input.sessions {
+        for v in s2c_messages(s) {
+            if v.is_object() && is_message_like(&v) && v.get("jsonrpc") != Some(&json!("2.0")) {
+                problems.push(format!(
+                    "[{}] `jsonrpc` is {} instead of \"2.0\": {}",
+                    s.case,
+                    v.get("jsonrpc").map(Value::to_string).unwrap_or("absent".into()),
+                    crate::util::clip(&v.to_string(), 200)
+                ));
+            }
+        }
+    }
+    monitor_result(problems)
+}
+
+fn result_xor_error(input: &MonitorInput) -> Finding {
+    let mut problems = Vec::new();
+    for s in input.sessions {
+        for v in s2c_messages(s) {
+            let Some(o) = v.as_object() else { continue };
+            if o.contains_key("method") {
+                continue;
+            }
+            let r = o.contains_key("result");
+            let e = o.contains_key("error");
+            if r == e && o.contains_key("id") {
+                problems.push(format!(
+                    "[{}] a response has {} of `result` and `error`: {}",
+                    s.case,
+                    if r { "both" } else { "neither" },
+                    crate::util::clip(&v.to_string(), 200)
+                ));
+            }
+        }
+    }
+    monitor_result(problems)
+}
+
+fn message_schema(input: &MonitorInput) -> Finding {
+    let mut problems = Vec::new();
+    for s in input.sessions {
+        let methods = c2s_methods(s);
+        for v in s2c_messages(s) {
+            let Some(o) = v.as_object() else { continue };
+            if o.contains_key("method") {
+                continue;
+            }
+            if let Some(err) = o.get("error") {
+                for p in validate::validate_error(err) {
+                    problems.push(format!("[{}] {p}", s.case));
+                }
+                continue;
+            }
+            let Some(result) = o.get("result") else { continue };
+            let method = o
+                .get("id")
+                .and_then(|id| methods.get(&id.to_string()))
+                .map(String::as_str)
+                .unwrap_or("");
+            for p in validate::validate_result(method, result, input.revision) {
+                problems.push(format!("[{}] {method} result: {p}", s.case));
+            }
+        }
+    }
+    monitor_result(problems)
+}
+
+fn result_type(input: &MonitorInput) -> Finding {
+    let mut problems = Vec::new();
+    for s in input.sessions {
+        for v in s2c_messages(s) {
+            if let Some(r) = v.get("result") {
+                match r.get("resultType").and_then(Value::as_str) {
+                    Some("complete") | Some("input_required") => {}
+                    other => problems.push(format!(
+                        "[{}] a result has resultType {:?}: {}",
+                        s.case,
+                        other,
+                        crate::util::clip(&v.to_string(), 160)
+                    )),
+                }
+            }
+        }
+    }
+    monitor_result(problems)
+}
+
+fn server_direction(input: &MonitorInput) -> Finding {
+    let mut problems = Vec::new();
+    for s in input.sessions {
+        for v in s2c_messages(s) {
+            if v.get("method").is_some() && v.get("id").is_some() {
+                problems.push(format!(
+                    "[{}] the server sent a request: {}",
+                    s.case,
+                    crate::util::clip(&v.to_string(), 200)
+                ));
+            }
+        }
+    }
+    monitor_result(problems)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The catalogue
+// ---------------------------------------------------------------------------------------------
+
+const STDIO: &str = "basic/transports#stdio";
+
+/// Every MCP stdio check, in catalogue order.
+pub fn catalogue() -> Vec<Check> {
+    vec![
+        Check {
+            id: "mcp.stdio.stdout-purity",
+            requirement: "Every line the server writes to stdout is a JSON-RPC message of the revision; nothing else (banners, logs, JSON that is not JSON-RPC).",
+            level: Level::MustNot,
+            quote: "The server MUST NOT write anything to its stdout that is not a valid MCP message.",
+            section: STDIO,
+            revs: Revs::All,
+            capability: None,
+            kind: CheckKind::Monitor(stdout_purity),
+        },
+        Check {
+            id: "mcp.stdio.newline-delimited",
+            requirement: "Each message is one line ended by a newline, with no embedded newlines, no header framing and no two messages on a line.",
+            level: Level::MustNot,
+            quote: "Messages are delimited by newlines, and MUST NOT contain embedded newlines.",
+            section: STDIO,
+            revs: Revs::All,
+            capability: None,
+            kind: CheckKind::Monitor(newline_delimited),
+        },
+        Check {
+            id: "mcp.stdio.utf8",
+            requirement: "Every stdout line is valid UTF-8 without a byte-order mark.",
+            level: Level::Must,
+            quote: "JSON-RPC messages MUST be UTF-8 encoded.",
+            section: "basic/transports",
+            revs: Revs::All,
+            capability: None,
+            kind: CheckKind::Monitor(utf8_no_bom),
+        },
+        Check {
+            id: "mcp.base.jsonrpc-version",
+            requirement: "Every message the server sends has `\"jsonrpc\": \"2.0\"` exactly.",
+            level: Level::Must,
+            quote: "A String specifying the version of the JSON-RPC protocol. MUST be exactly \"2.0\".",
+            section: "jsonrpc-2.0#request_object",
+            revs: Revs::All,
+            capability: None,
+            kind: CheckKind::Monitor(jsonrpc_version),
+        },
+        Check {
+            id: "mcp.base.result-xor-error",
+            requirement: "Every response carries exactly one of `result` and `error`.",
+            level: Level::Must,
+            quote: "Either a result or an error MUST be set. A response MUST NOT set both.",
+            section: "basic#responses",
+            revs: Revs::All,
+            capability: None,
+            kind: CheckKind::Monitor(result_xor_error),
+        },
+        Check {
+            id: "mcp.base.message-schema",
+            requirement: "Every result and error the server sends has the shape its revision's schema gives (initialize, ping, server/discover, tools/list, tools/call, error objects).",
+            level: Level::Must,
+            quote: "Error codes MUST be integers.",
+            section: "basic#responses",
+            revs: Revs::All,
+            capability: None,
+            kind: CheckKind::Monitor(message_schema),
+        },
+        Check {
+            id: "mcp.modern.result-type",
+            requirement: "Every result carries `resultType` (\"complete\" or \"input_required\").",
+            level: Level::Must,
+            quote: "Servers implementing this protocol version MUST include this field.",
+            section: "basic",
+            revs: Revs::Modern,
+            capability: None,
+            kind: CheckKind::Monitor(result_type),
+        },
+        Check {
+            id: "mcp.stdio.server-direction",
+            requirement: "On stdio at 2026-07-28 the server sends no JSON-RPC requests.",
+            level: Level::MustNot,
+            quote: "The server MUST NOT write JSON-RPC requests to stdout.",
+            section: "basic/transports/stdio",
+            revs: Revs::Modern,
+            capability: None,
+            kind: CheckKind::Monitor(server_direction),
+        },
+        Check {
+            id: "mcp.base.id-echo",
+            requirement: "A response carries the request's id with the same value and type (0, -1, 2^53+1, \"1\", a non-ASCII string).",
+            level: Level::Must,
+            quote: "Responses MUST include the same ID as the request they correspond to.",
+            section: "basic#responses",
+            revs: Revs::All,
+            capability: None,
+            kind: active!(id_echo),
+        },
+        Check {
+            id: "mcp.base.parse-error",
+            requirement: "An unparsable line is answered with error -32700 and id null, and the server keeps serving.",
+            level: Level::Must,
+            quote: "If there was an error in detecting the id in the Request object (e.g. Parse error/Invalid Request), it MUST be Null.",
+            section: "jsonrpc-2.0#response_object",
+            revs: Revs::All,
+            capability: None,
+            kind: active!(parse_error),
+        },
+        Check {
+            id: "mcp.base.invalid-request",
+            requirement: "Requests without `jsonrpc`, with id null, or with non-structured params get an error response (-32600 or -32602), and the server keeps serving.",
+            level: Level::Must,
+            quote: "Unlike base JSON-RPC, the ID MUST NOT be null.",
+            section: "basic#requests",
+            revs: Revs::All,
+            capability: None,
+            kind: active!(invalid_request),
+        },
+        Check {
+            id: "mcp.base.unknown-method",
+            requirement: "A request for an unknown method gets an error response, code -32601.",
+            level: Level::Must,
+            quote: "When a rpc call is made, the Server MUST reply with a Response, except for in the case of Notifications.",
+            section: "jsonrpc-2.0#response_object",
+            revs: Revs::All,
+            capability: None,
+            kind: active!(unknown_method),
+        },
+        Check {
+            id: "mcp.base.notification-unanswered",
+            requirement: "Notifications, known or unknown, are never answered, and the server keeps serving.",
+            level: Level::MustNot,
+            quote: "The receiver MUST NOT send a response.",
+            section: "basic#notifications",
+            revs: Revs::All,
+            capability: None,
+            kind: active!(notification_unanswered),
+        },
+        Check {
+            id: "mcp.lifecycle.version-negotiation",
+            requirement: "initialize echoes a supported requested version and answers an unsupported one with a version the server supports (or the -32602 error of the spec's example), never with an echo.",
+            level: Level::Must,
+            quote: "If the server supports the requested protocol version, it MUST respond with the same version. Otherwise, the server MUST respond with another protocol version it supports.",
+            section: "basic/lifecycle#version-negotiation",
+            revs: Revs::Legacy,
+            capability: None,
+            kind: active!(version_negotiation),
+        },
+        Check {
+            id: "mcp.base.ping",
+            requirement: "ping is answered promptly with an empty result.",
+            level: Level::Must,
+            quote: "The receiver MUST respond promptly with an empty response.",
+            section: "basic/utilities/ping",
+            revs: Revs::Legacy,
+            capability: None,
+            kind: active!(ping),
+        },
+        Check {
+            id: "mcp.lifecycle.stdin-eof",
+            requirement: "After stdin closes the server exits promptly and writes nothing more to stdout.",
+            level: Level::Should,
+            quote: "Servers SHOULD exit promptly when their stdin is closed.",
+            section: "basic/lifecycle#shutdown",
+            revs: Revs::All,
+            capability: None,
+            kind: active!(stdin_eof),
+        },
+        Check {
+            id: "mcp.modern.discover",
+            requirement: "server/discover returns supportedVersions (listing 2026-07-28), capabilities, resultType, ttlMs and cacheScope.",
+            level: Level::Must,
+            quote: "Servers MUST implement server/discover.",
+            section: "server/discover",
+            revs: Revs::Modern,
+            capability: None,
+            kind: active!(discover),
+        },
+        Check {
+            id: "mcp.modern.meta-required",
+            requirement: "A request whose `_meta` lacks the protocol version or the client capabilities gets -32602.",
+            level: Level::Must,
+            quote: "If a required field is missing, the server MUST respond with a -32602 (Invalid params) error.",
+            section: "basic",
+            revs: Revs::Modern,
+            capability: None,
+            kind: active!(meta_required),
+        },
+        Check {
+            id: "mcp.modern.unsupported-version",
+            requirement: "A request at an unsupported `_meta` protocol version gets -32022 with data.supported and data.requested.",
+            level: Level::Must,
+            quote: "Returned when the request's protocol version is unknown to the server or unsupported.",
+            section: "basic/versioning",
+            revs: Revs::Modern,
+            capability: None,
+            kind: active!(unsupported_version),
+        },
+        Check {
+            id: "mcp.tools.pagination",
+            requirement: "tools/list cursors advance and end: no cursor repeats, no tool is listed twice, the listing ends within 1,000 pages.",
+            level: Level::Robustness,
+            quote: "An opaque token representing the pagination position after the last returned result. If present, there may be more results available.",
+            section: "server/utilities/pagination",
+            revs: Revs::All,
+            capability: Some("tools"),
+            kind: active!(pagination),
+        },
+        Check {
+            id: "mcp.tools.invalid-cursor",
+            requirement: "tools/list with a cursor the server never issued gets -32602.",
+            level: Level::Should,
+            quote: "Invalid cursors SHOULD result in an error with code -32602 (Invalid params).",
+            section: "server/utilities/pagination#error-handling",
+            revs: Revs::All,
+            capability: Some("tools"),
+            kind: active!(invalid_cursor),
+        },
+        Check {
+            id: "mcp.tools.input-schema",
+            requirement: "Every tool's inputSchema is a JSON Schema object with `\"type\": \"object\"` (never null).",
+            level: Level::Must,
+            quote: "inputSchema: JSON Schema object defining the expected parameters for the tool. MUST be a valid JSON Schema object (not null).",
+            section: "server/tools#tool",
+            revs: Revs::All,
+            capability: Some("tools"),
+            kind: active!(input_schema),
+        },
+        Check {
+            id: "mcp.tools.name-format",
+            requirement: "Tool names are 1–128 characters of [A-Za-z0-9_.-] and unique within the server.",
+            level: Level::Should,
+            quote: "Tool names SHOULD be between 1 and 128 characters in length (inclusive).",
+            section: "server/tools#tool-names",
+            revs: Revs::All,
+            capability: Some("tools"),
+            kind: active!(name_format),
+        },
+        Check {
+            id: "mcp.tools.unknown-tool",
+            requirement: "tools/call of an unknown tool is a JSON-RPC error (-32602 in the spec's example), not an isError result and not an internal error.",
+            level: Level::Should,
+            quote: "Any errors in finding the tool, an error indicating that the server does not support tool calls, or any other exceptional conditions, should be reported as an MCP error response.",
+            section: "server/tools#error-handling",
+            revs: Revs::All,
+            capability: Some("tools"),
+            kind: active!(unknown_tool),
+        },
+        Check {
+            id: "mcp.tools.invalid-arguments",
+            requirement: "tools/call without a tool's required arguments is a tool execution error (isError); up to 2025-06-18 a -32602 error is accepted too; never an internal error or a success.",
+            level: Level::Should,
+            quote: "Any errors that originate from the tool SHOULD be reported inside the result object, with isError set to true.",
+            section: "server/tools#error-handling",
+            revs: Revs::All,
+            capability: Some("tools"),
+            kind: active!(invalid_arguments),
+        },
+        Check {
+            id: "mcp.base.batch",
+            requirement: "At 2025-03-26 a JSON-RPC batch of requests is answered with one batch holding every response.",
+            level: Level::Must,
+            quote: "MCP implementations MAY support sending JSON-RPC batches, but MUST support receiving JSON-RPC batches.",
+            section: "basic#batching",
+            revs: Revs::Only(&["2025-03-26"]),
+            capability: None,
+            kind: active!(batch),
+        },
+        Check {
+            id: "mcp.base.batch-rejected",
+            requirement: "In revisions without batching a batch is answered with a single error (-32600 is natural), never served as a batch, and the server keeps serving.",
+            level: Level::MustNot,
+            quote: "The server MUST NOT write anything to its stdout that is not a valid MCP message.",
+            section: STDIO,
+            revs: Revs::Except(&["2025-03-26"]),
+            capability: None,
+            kind: active!(batch_rejected),
+        },
+        Check {
+            id: "mcp.base.cancellation",
+            requirement: "Cancelling in-flight request 0 leaves the server serving; with a declared slow call, the cancelled request gets no response (a MUST NOT at 2026-07-28, a SHOULD before).",
+            level: Level::Must,
+            quote: "When a rpc call is made, the Server MUST reply with a Response, except for in the case of Notifications.",
+            section: "basic/utilities/cancellation",
+            revs: Revs::All,
+            capability: None,
+            kind: active!(cancellation),
+        },
+    ]
+}
+
+/// The catalogue entry with this id.
+pub fn find(id: &str) -> Option<Check> {
+    catalogue().into_iter().find(|c| c.id == id)
+}

@@ -1,0 +1,349 @@
+//! The command line (DESIGN.md §Command line). Exit codes: 0 every result as expected; 1 a
+//! check failed or timed out; 2 usage or configuration error; 3 could not run (the target did not
+//! start, or no check executed).
+
+use crate::check::{CheckKind, McpTarget, Timing};
+use crate::checks_mcp;
+use crate::peer::PeerSpec;
+use crate::run::{run_mcp, EraSel, RunOptions};
+use clap::{Parser, Subcommand};
+use serde_json::{json, Value};
+use std::path::PathBuf;
+
+/// Exit code: usage or configuration error.
+pub const EXIT_USAGE: i32 = 2;
+/// Exit code: could not run.
+pub const EXIT_COULD_NOT_RUN: i32 = 3;
+
+/// parity: conformance and equivalence harness for JSON-RPC tool surfaces (MCP, ACP).
+#[derive(Parser, Debug)]
+#[command(name = "parity", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run the checks against a target (default: the bundled reference MCP server).
+    Run(RunArgs),
+    /// List every check and scenario with its spec reference.
+    List {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Print the Markdown check catalogue (docs/checks.md).
+        #[arg(long, conflicts_with = "json")]
+        markdown: bool,
+    },
+    /// Run every check against its faulty peers and the clean reference, and print the table.
+    Selftest {
+        /// Parallel cases per run.
+        #[arg(long, default_value_t = 4)]
+        jobs: usize,
+    },
+    /// Serve a bundled reference surface.
+    Reference {
+        #[command(subcommand)]
+        surface: ReferenceCmd,
+    },
+    /// Serve a faulty peer: the reference with one injected fault (used by selftest).
+    #[command(hide = true)]
+    Fake {
+        /// Fault name (see `parity fake --list`).
+        fault: Option<String>,
+        /// List the faults.
+        #[arg(long)]
+        list: bool,
+    },
+    /// Measure round trips and run times against baselines measured in the same run.
+    Bench(crate::bench::BenchArgs),
+}
+
+#[derive(Subcommand, Debug)]
+enum ReferenceCmd {
+    /// The reference MCP server over stdio (both protocol eras).
+    Mcp(ReferenceArgs),
+}
+
+#[derive(clap::Args, Debug, Clone)]
+struct ReferenceArgs {
+    /// Workspace root of the tools (default: a fresh temporary directory, removed at exit).
+    #[arg(long)]
+    root: Option<PathBuf>,
+    /// Tools per tools/list page (0 = all on one page).
+    #[arg(long, default_value_t = parity_reference::mcp::DEFAULT_PAGE_SIZE)]
+    page_size: usize,
+}
+
+#[derive(clap::Args, Debug)]
+struct RunArgs {
+    /// The MCP stdio server command to check (quoted, split like a shell without expansion).
+    /// Default: this binary's `reference mcp`.
+    #[arg(long)]
+    mcp: Option<String>,
+    /// Which protocol eras to check.
+    #[arg(long, value_enum, default_value_t = EraSel::All)]
+    era: EraSel,
+    /// Write the JSON report here.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Keep only cases whose id matches one of these globs (a bare check id keeps all its cases).
+    #[arg(long)]
+    filter: Vec<String>,
+    /// Drop cases whose id matches one of these globs.
+    #[arg(long)]
+    skip: Vec<String>,
+    /// Cases run in parallel.
+    #[arg(long, default_value_t = 4)]
+    jobs: usize,
+    /// Multiply every deadline by this factor (slow machines, slow servers).
+    #[arg(long, default_value_t = 1.0)]
+    timeout_multiplier: f64,
+    /// A tool call the target declares slow enough to cancel in flight, as JSON
+    /// `{"name": "...", "arguments": {...}}`. The reference's is declared by default.
+    #[arg(long)]
+    slow_call: Option<String>,
+    /// Print evidence for every case that did not pass.
+    #[arg(long, short)]
+    verbose: bool,
+}
+
+/// Parses the command line and runs it; returns the process exit code.
+pub async fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { EXIT_USAGE } else { 0 };
+            let _ = e.print();
+            return code;
+        }
+    };
+    match cli.command {
+        Command::Run(args) => cmd_run(args).await,
+        Command::List { json, markdown } => cmd_list(json, markdown),
+        Command::Selftest { jobs } => crate::selftest::run(jobs).await,
+        Command::Reference { surface } => match surface {
+            ReferenceCmd::Mcp(a) => serve_reference(a).await,
+        },
+        Command::Fake { fault, list } => cmd_fake(fault, list).await,
+        Command::Bench(args) => crate::bench::run(args).await,
+    }
+}
+
+/// The reference target: this binary's `reference mcp`, with its declared slow call.
+pub fn reference_target() -> McpTarget {
+    let exe = std::env::current_exe()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| "parity".into());
+    McpTarget {
+        name: "parity reference mcp".into(),
+        spec: PeerSpec::new(exe, vec!["reference".into(), "mcp".into()]),
+        slow_call: Some(reference_slow_call()),
+    }
+}
+
+/// The slow call the reference declares: `exec` of `sleep 30`, cancellable.
+pub fn reference_slow_call() -> (String, Value) {
+    ("exec".into(), json!({"argv": ["sleep", "30"]}))
+}
+
+/// A faulty peer as a target: this binary's `fake <name>`.
+pub fn fake_target(name: &str) -> McpTarget {
+    let mut t = reference_target();
+    t.name = format!("parity fake {name}");
+    t.spec.args = vec!["fake".into(), name.into()];
+    t
+}
+
+async fn cmd_run(args: RunArgs) -> i32 {
+    let mut target = match &args.mcp {
+        None => reference_target(),
+        Some(cmd) => match PeerSpec::from_command_line(cmd) {
+            Ok(spec) => McpTarget {
+                name: cmd.clone(),
+                spec,
+                slow_call: None,
+            },
+            Err(e) => {
+                eprintln!("error: --mcp: {e}");
+                return EXIT_USAGE;
+            }
+        },
+    };
+    if let Some(sc) = &args.slow_call {
+        match parse_slow_call(sc) {
+            Ok(c) => target.slow_call = Some(c),
+            Err(e) => {
+                eprintln!("error: --slow-call: {e}");
+                return EXIT_USAGE;
+            }
+        }
+    }
+    if !(args.timeout_multiplier > 0.0 && args.timeout_multiplier.is_finite()) {
+        eprintln!("error: --timeout-multiplier must be a positive number");
+        return EXIT_USAGE;
+    }
+    let opts = RunOptions {
+        eras: args.era,
+        filter: args.filter.clone(),
+        skip: args.skip.clone(),
+        jobs: args.jobs.max(1),
+        timing: Timing::scaled(args.timeout_multiplier),
+    };
+    let report = match run_mcp(target, &opts).await {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    let _ = crate::report::print_console(&report, &mut out, args.verbose);
+    if let Some(path) = &args.json {
+        if let Err(e) = crate::report::write_json(&report, path) {
+            eprintln!("error: failed to write {}: {e}", path.display());
+            return EXIT_USAGE;
+        }
+    }
+    if report.eras.is_empty() {
+        eprintln!(
+            "error: the target answered neither initialize nor server/discover: {}",
+            report.notes.join("; ")
+        );
+        return EXIT_COULD_NOT_RUN;
+    }
+    report.exit_code()
+}
+
+/// Parses `{"name": "...", "arguments": {...}}`.
+fn parse_slow_call(s: &str) -> Result<(String, Value), String> {
+    let v: Value = serde_json::from_str(s).map_err(|e| format!("not JSON: {e}"))?;
+    let name = v
+        .get("name")
+        .and_then(Value::as_str)
+        .ok_or("field `name` (string) is required")?;
+    let args = v.get("arguments").cloned().unwrap_or(json!({}));
+    if !args.is_object() {
+        return Err("field `arguments` must be an object".into());
+    }
+    Ok((name.to_string(), args))
+}
+
+fn cmd_list(as_json: bool, markdown: bool) -> i32 {
+    let cat = checks_mcp::catalogue();
+    if markdown {
+        print!("{}", crate::catalogue_doc::markdown());
+        return 0;
+    }
+    if as_json {
+        let items: Vec<Value> = cat
+            .iter()
+            .map(|c| {
+                json!({
+                    "id": c.id,
+                    "binding": checks_mcp::BINDING,
+                    "kind": match c.kind { CheckKind::Active(_) => "active", CheckKind::Monitor(_) => "monitor" },
+                    "level": c.level.as_str(),
+                    "revisions": c.revs.describe(),
+                    "capability": c.capability,
+                    "spec": c.spec_url("2025-11-25"),
+                    "requirement": c.requirement,
+                    "quote": c.quote,
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&items).unwrap_or_default());
+        return 0;
+    }
+    for c in &cat {
+        println!(
+            "{:<36} {:<10} {:<24} {}",
+            c.id,
+            c.level.as_str(),
+            c.revs.describe(),
+            c.spec_url("2025-11-25")
+        );
+    }
+    0
+}
+
+async fn serve_reference(args: ReferenceArgs) -> i32 {
+    let (root, _guard) = match reference_root(args.root) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: failed to prepare the reference workspace: {e}");
+            return EXIT_COULD_NOT_RUN;
+        }
+    };
+    let mut config = parity_reference::mcp::McpServerConfig::new(
+        parity_reference::dispatcher::DispatcherConfig::new(root),
+    );
+    config.page_size = args.page_size;
+    match parity_reference::mcp::serve_stdio(config).await {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("parity reference mcp: {e}");
+            1
+        }
+    }
+}
+
+/// The reference's workspace: the given root, or a fresh temporary directory seeded with two
+/// files (`README.md`, `notes/hello.txt`) and removed when the guard drops.
+pub fn reference_root(
+    root: Option<PathBuf>,
+) -> std::io::Result<(PathBuf, Option<tempfile::TempDir>)> {
+    if let Some(r) = root {
+        return Ok((r, None));
+    }
+    let dir = tempfile::Builder::new().prefix("parity-reference-").tempdir()?;
+    std::fs::write(dir.path().join("README.md"), "parity reference workspace\n")?;
+    std::fs::create_dir_all(dir.path().join("notes"))?;
+    std::fs::write(dir.path().join("notes/hello.txt"), "hello\n")?;
+    Ok((dir.path().to_path_buf(), Some(dir)))
+}
+
+async fn cmd_fake(fault: Option<String>, list: bool) -> i32 {
+    if list || fault.is_none() {
+        for f in parity_fakes::catalogue() {
+            println!("{:<28} {}", f.name, f.description);
+        }
+        println!("{:<28} starts a `setsid sleep 600` grandchild, then serves the reference", "setsid-child");
+        return if list { 0 } else { EXIT_USAGE };
+    }
+    let name = fault.unwrap_or_default();
+    let (root, _guard) = match reference_root(None) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_COULD_NOT_RUN;
+        }
+    };
+    let config = parity_reference::mcp::McpServerConfig::new(
+        parity_reference::dispatcher::DispatcherConfig::new(root),
+    );
+    if name == "setsid-child" {
+        if let Err(e) = parity_fakes::spawn_setsid_grandchild() {
+            eprintln!("error: {e}");
+        }
+        return match parity_reference::mcp::serve_stdio(config).await {
+            Ok(()) => 0,
+            Err(_) => 1,
+        };
+    }
+    let Some(info) = parity_fakes::find(&name) else {
+        eprintln!("error: unknown fault {name:?} (see `parity fake --list`)");
+        return EXIT_USAGE;
+    };
+    let code = parity_fakes::serve_faulty(
+        (info.make)(),
+        config,
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+    )
+    .await;
+    drop(_guard);
+    // Exit without waiting for the runtime: a faulty peer may have tasks that never end.
+    std::process::exit(code);
+}

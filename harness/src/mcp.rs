@@ -1,0 +1,365 @@
+//! The MCP client driver, both protocol eras.
+//!
+//! Legacy era (2024-11-05 … 2025-11-25): the `initialize` handshake, then
+//! `notifications/initialized` (`basic/lifecycle`). Modern era (2026-07-28): no handshake; every
+//! request carries `params._meta` with `io.modelcontextprotocol/protocolVersion` and
+//! `io.modelcontextprotocol/clientCapabilities` (`basic/index`), and `server/discover` tells what
+//! a server supports. Responses are correlated by id (value and type), in any order; requests the
+//! server sends to the client are answered deterministically (see [`answer_server_request`]).
+//! The driver returns observations and never panics on what a peer sent.
+
+use crate::peer::{Peer, PeerError, Recv};
+use crate::wire::{classify, Classified, Kind, Line};
+use serde_json::{json, Map, Value};
+use std::time::{Duration, Instant};
+
+/// The legacy revisions, oldest first.
+pub const LEGACY_REVISIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+/// The modern (stateless) revision.
+pub const MODERN_REVISION: &str = "2026-07-28";
+/// Every revision parity knows, oldest first.
+pub const ALL_REVISIONS: [&str; 5] = [
+    "2024-11-05",
+    "2025-03-26",
+    "2025-06-18",
+    "2025-11-25",
+    "2026-07-28",
+];
+
+/// `_meta` key of the protocol version on every 2026-07-28 request.
+pub const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+/// `_meta` key of the client capabilities on every 2026-07-28 request.
+pub const META_CAPS: &str = "io.modelcontextprotocol/clientCapabilities";
+/// `_meta` key of the client info on 2026-07-28 requests.
+pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+
+/// The protocol era a session speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Era {
+    /// `initialize` handshake revisions.
+    Legacy,
+    /// 2026-07-28: per-request `_meta`, `server/discover`.
+    Modern,
+}
+
+impl Era {
+    /// The era of a revision string (anything not legacy is modern).
+    pub fn of(revision: &str) -> Era {
+        if LEGACY_REVISIONS.contains(&revision) {
+            Era::Legacy
+        } else {
+            Era::Modern
+        }
+    }
+}
+
+/// A message received from the server, with its raw line and class.
+#[derive(Debug, Clone)]
+pub struct Inbound {
+    /// The raw line.
+    pub line: Line,
+    /// Its classification.
+    pub class: Classified,
+}
+
+impl Inbound {
+    /// The parsed JSON value, if any.
+    pub fn value(&self) -> Option<&Value> {
+        self.class.value.as_ref()
+    }
+}
+
+/// What a request produced.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    /// A response or error response with the request's id.
+    Message(Value),
+    /// The server closed stdout first.
+    Eof,
+    /// Nothing with that id arrived before the deadline.
+    Timeout,
+}
+
+impl Reply {
+    /// The whole response message.
+    pub fn message(&self) -> Option<&Value> {
+        match self {
+            Reply::Message(v) => Some(v),
+            _ => None,
+        }
+    }
+    /// The `result` member, if this is a success response.
+    pub fn result(&self) -> Option<&Value> {
+        self.message().and_then(|m| m.get("result"))
+    }
+    /// The `error` member, if this is an error response.
+    pub fn error(&self) -> Option<&Value> {
+        self.message().and_then(|m| m.get("error"))
+    }
+    /// The error code, if this is an error response with an integer code.
+    pub fn error_code(&self) -> Option<i64> {
+        self.error().and_then(|e| e.get("code")).and_then(Value::as_i64)
+    }
+    /// A short description for evidence.
+    pub fn describe(&self) -> String {
+        match self {
+            Reply::Message(v) => crate::util::clip(&v.to_string(), 400),
+            Reply::Eof => "the server closed stdout".into(),
+            Reply::Timeout => "no response before the deadline".into(),
+        }
+    }
+}
+
+/// A client session over one peer.
+pub struct Client {
+    /// The peer this session talks to.
+    pub peer: Peer,
+    /// The era the session speaks.
+    pub era: Era,
+    /// The revision in use: the negotiated one (legacy) or 2026-07-28 (modern).
+    pub revision: String,
+    /// Per-message deadline.
+    pub timeout: Duration,
+    /// Messages received that were not the awaited response, in order.
+    pub inbox: Vec<Inbound>,
+    /// Requests the server sent us (already answered).
+    pub server_requests: Vec<Value>,
+    next_id: i64,
+}
+
+/// The client info parity sends (`initialize.clientInfo`, `_meta` clientInfo).
+pub fn client_info() -> Value {
+    json!({"name": "parity", "version": env!("CARGO_PKG_VERSION")})
+}
+
+/// The `_meta` object for a 2026-07-28 request at `revision`.
+pub fn modern_meta(revision: &str) -> Value {
+    json!({
+        META_VERSION: revision,
+        META_CAPS: {},
+        META_CLIENT_INFO: client_info(),
+    })
+}
+
+impl Client {
+    /// Wraps a peer; nothing is sent yet.
+    pub fn new(peer: Peer, era: Era, revision: &str, timeout: Duration) -> Client {
+        Client {
+            peer,
+            era,
+            revision: revision.to_string(),
+            timeout,
+            inbox: Vec::new(),
+            server_requests: Vec::new(),
+            next_id: 1,
+        }
+    }
+
+    /// A fresh request id (integers from 1 upward).
+    pub fn fresh_id(&mut self) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        json!(id)
+    }
+
+    /// Params with the era's `_meta` added (modern era only); `params` must be an object or null.
+    pub fn with_meta(&self, params: Value) -> Value {
+        if self.era != Era::Modern {
+            return params;
+        }
+        let mut obj = match params {
+            Value::Object(o) => o,
+            _ => Map::new(),
+        };
+        let meta = obj.entry("_meta").or_insert_with(|| json!({}));
+        if let (Value::Object(m), Value::Object(add)) = (meta, modern_meta(&self.revision)) {
+            for (k, v) in add {
+                m.entry(k).or_insert(v);
+            }
+        }
+        Value::Object(obj)
+    }
+
+    /// Sends a request with a fresh id and the era's `_meta`, and waits for its response.
+    pub async fn request(&mut self, method: &str, params: Value) -> Result<Reply, PeerError> {
+        let id = self.fresh_id();
+        let params = self.with_meta(params);
+        self.request_as(id, method, Some(params)).await
+    }
+
+    /// Sends a request with the given id and params exactly (no `_meta` added) and waits.
+    pub async fn request_as(
+        &mut self,
+        id: Value,
+        method: &str,
+        params: Option<Value>,
+    ) -> Result<Reply, PeerError> {
+        let mut msg = json!({"jsonrpc": "2.0", "id": id.clone(), "method": method});
+        if let (Some(p), Value::Object(o)) = (params, &mut msg) {
+            o.insert("params".into(), p);
+        }
+        self.peer.send_json(&msg).await?;
+        Ok(self.wait_response(&id).await)
+    }
+
+    /// Sends a notification (the era's `_meta` is not added: notifications carry none).
+    pub async fn notify(&mut self, method: &str, params: Option<Value>) -> Result<(), PeerError> {
+        let mut msg = json!({"jsonrpc": "2.0", "method": method});
+        if let (Some(p), Value::Object(o)) = (params, &mut msg) {
+            o.insert("params".into(), p);
+        }
+        self.peer.send_json(&msg).await
+    }
+
+    /// Sends raw bytes as given.
+    pub async fn send_raw(&mut self, bytes: &[u8]) -> Result<(), PeerError> {
+        self.peer.send_raw(bytes).await
+    }
+
+    /// Receives one message until `deadline`, answering server requests on the way.
+    /// `None` on EOF or timeout (see the `Recv` in the second element).
+    pub async fn next_inbound(&mut self, deadline: Instant) -> Result<Inbound, Recv> {
+        match self.peer.recv(deadline).await {
+            Recv::Line(line) => {
+                let class = classify(&line.bytes);
+                let inbound = Inbound { line, class };
+                if inbound.class.kind == Kind::Request {
+                    if let Some(v) = inbound.value().cloned() {
+                        let answer = answer_server_request(&v);
+                        self.server_requests.push(v);
+                        let _ = self.peer.send_json(&answer).await;
+                    }
+                }
+                Ok(inbound)
+            }
+            other => Err(other),
+        }
+    }
+
+    /// Waits for the response whose id equals `id` in value and type; everything else received
+    /// meanwhile goes to the inbox.
+    pub async fn wait_response(&mut self, id: &Value) -> Reply {
+        let deadline = Instant::now() + self.timeout;
+        loop {
+            match self.next_inbound(deadline).await {
+                Ok(inb) => {
+                    let is_match = matches!(inb.class.kind, Kind::Response | Kind::Error)
+                        && inb.value().and_then(|v| v.get("id")) == Some(id);
+                    if is_match {
+                        if let Some(v) = inb.class.value.clone() {
+                            return Reply::Message(v);
+                        }
+                    }
+                    self.inbox.push(inb);
+                }
+                Err(Recv::Eof) => return Reply::Eof,
+                Err(_) => return Reply::Timeout,
+            }
+        }
+    }
+
+    /// Waits for the next message of any kind until the per-message deadline.
+    pub async fn next_message(&mut self) -> Result<Inbound, Recv> {
+        let deadline = Instant::now() + self.timeout;
+        self.next_inbound(deadline).await
+    }
+
+    /// Collects everything that arrives within `window` (silence checks). Stops early at EOF.
+    pub async fn collect_for(&mut self, window: Duration) -> (Vec<Inbound>, bool) {
+        let deadline = Instant::now() + window;
+        let mut got = Vec::new();
+        loop {
+            match self.next_inbound(deadline).await {
+                Ok(inb) => got.push(inb),
+                Err(Recv::Eof) => return (got, true),
+                Err(_) => return (got, false),
+            }
+        }
+    }
+
+    /// Legacy handshake at `version`: `initialize`, then `notifications/initialized` when it
+    /// succeeded. Records the negotiated revision.
+    pub async fn initialize(&mut self, version: &str) -> Result<Reply, PeerError> {
+        let id = self.fresh_id();
+        let reply = self
+            .request_as(id, "initialize", Some(initialize_params(version)))
+            .await?;
+        if let Some(v) = reply
+            .result()
+            .and_then(|r| r.get("protocolVersion"))
+            .and_then(Value::as_str)
+        {
+            self.revision = v.to_string();
+            self.notify("notifications/initialized", None).await?;
+        }
+        Ok(reply)
+    }
+
+    /// `server/discover` with the modern `_meta`.
+    pub async fn discover(&mut self) -> Result<Reply, PeerError> {
+        self.request("server/discover", json!({})).await
+    }
+}
+
+/// `initialize` params for a version.
+pub fn initialize_params(version: &str) -> Value {
+    json!({
+        "protocolVersion": version,
+        "capabilities": {"roots": {"listChanged": false}, "sampling": {}, "elicitation": {}},
+        "clientInfo": client_info(),
+    })
+}
+
+/// The deterministic answer to a request the server sent the client:
+/// `ping` → `{}`; `roots/list` → no roots; `sampling/createMessage` → the text "parity";
+/// `elicitation/create` → `decline`; anything else → −32601.
+pub fn answer_server_request(req: &Value) -> Value {
+    let id = req.get("id").cloned().unwrap_or(Value::Null);
+    let method = req.get("method").and_then(Value::as_str).unwrap_or("");
+    let result = match method {
+        "ping" => json!({}),
+        "roots/list" => json!({"roots": []}),
+        "sampling/createMessage" => json!({
+            "role": "assistant",
+            "content": {"type": "text", "text": "parity"},
+            "model": "parity-deterministic",
+            "stopReason": "endTurn"
+        }),
+        "elicitation/create" => json!({"action": "decline"}),
+        _ => {
+            return json!({"jsonrpc": "2.0", "id": id,
+                "error": {"code": -32601, "message": "Method not found"}})
+        }
+    };
+    json!({"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+/// What era detection found for a target command.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EraSupport {
+    /// The legacy revision the server answered `initialize` (at 2025-11-25) with, if any.
+    pub legacy: Option<String>,
+    /// The server is modern: `server/discover` gave a result or a recognized modern error.
+    pub modern: bool,
+    /// Revisions listed by `server/discover`, when it answered.
+    pub supported_versions: Vec<String>,
+    /// How the decision was made, for the report.
+    pub notes: Vec<String>,
+}
+
+/// Classifies a `server/discover` reply per the 2026-07-28 backward-compatibility rule: a
+/// result, or a recognized modern error (−32022), means modern; any other error, or a
+/// timeout, means legacy. Never keyed to one legacy error code.
+pub fn discover_means_modern(reply: &Reply) -> bool {
+    match reply {
+        Reply::Message(m) => {
+            m.get("result").is_some_and(Value::is_object)
+                || m.get("error")
+                    .and_then(|e| e.get("code"))
+                    .and_then(Value::as_i64)
+                    == Some(-32022)
+        }
+        _ => false,
+    }
+}

@@ -1,0 +1,662 @@
+//! Peers: the processes (or in-memory streams) a case talks to.
+//!
+//! Architecture invariant: this is the only module of the harness that starts, signals or reaps
+//! processes, and the only one with `unsafe` code (three reviewed libc calls: `prctl`,
+//! `kill`, `waitpid`). A spawned peer runs in its own process group; the harness is a child
+//! subreaper (`PR_SET_CHILD_SUBREAPER`), so a descendant that calls `setsid` and loses its parent
+//! is re-parented to us and can be reaped; every descendant is also tagged with a per-peer
+//! environment marker, which finds it even outside the process group.
+//!
+//! stdout is read by the [`crate::wire::LineReader`] with a byte cap; stderr is drained
+//! concurrently (a peer flooding stderr never stalls), keeping a bounded amount as evidence.
+//! Shutdown follows MCP's stdio sequence (lifecycle §Shutdown): close stdin, wait, SIGTERM,
+//! wait, SIGKILL, with each step's time recorded.
+
+use crate::wire::{Dir, Frame, Line, LineReader, WireEvent, DEFAULT_LINE_CAP};
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+
+/// Name of the environment variable that tags every process a peer starts.
+pub const MARKER_VAR: &str = "PARITY_PEER_MARK";
+
+/// Bytes of stderr kept as evidence per peer; the rest is counted, not stored.
+pub const STDERR_KEEP: usize = 256 * 1024;
+
+/// What to start: program, arguments, environment and working directory.
+#[derive(Debug, Clone)]
+pub struct PeerSpec {
+    /// Program to run (looked up on `PATH` when it has no slash).
+    pub program: String,
+    /// Arguments after the program.
+    pub args: Vec<String>,
+    /// Variables to set in the child's environment.
+    pub env: Vec<(String, String)>,
+    /// Start from an empty environment (plus `env`) instead of the harness's own.
+    pub env_clear: bool,
+    /// Working directory; the harness's own when `None`.
+    pub cwd: Option<PathBuf>,
+    /// Per-line byte cap for stdout (default [`DEFAULT_LINE_CAP`]).
+    pub line_cap: usize,
+}
+
+impl PeerSpec {
+    /// A spec from a program and its arguments, inheriting environment and cwd.
+    pub fn new(program: impl Into<String>, args: Vec<String>) -> Self {
+        Self {
+            program: program.into(),
+            args,
+            env: Vec::new(),
+            env_clear: false,
+            cwd: None,
+            line_cap: DEFAULT_LINE_CAP,
+        }
+    }
+
+    /// Parses a shell-like command line (whitespace-separated words; single and double quotes
+    /// group words; no expansion). Errors when it is empty or a quote is unterminated.
+    pub fn from_command_line(cmd: &str) -> Result<Self, String> {
+        let words = split_words(cmd)?;
+        let mut it = words.into_iter();
+        let program = it.next().ok_or_else(|| "empty command".to_string())?;
+        Ok(Self::new(program, it.collect()))
+    }
+
+    /// The command as one display string.
+    pub fn display(&self) -> String {
+        let mut s = self.program.clone();
+        for a in &self.args {
+            s.push(' ');
+            s.push_str(a);
+        }
+        s
+    }
+}
+
+/// Splits a command line into words: whitespace separates, quotes group, backslash escapes the
+/// next character outside single quotes.
+pub fn split_words(cmd: &str) -> Result<Vec<String>, String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut in_word = false;
+    let mut chars = cmd.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('\'') => break,
+                        Some(x) => cur.push(x),
+                        None => return Err("unterminated single quote".into()),
+                    }
+                }
+            }
+            '"' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('"') => break,
+                        Some('\\') => match chars.next() {
+                            Some(x) => cur.push(x),
+                            None => return Err("unterminated double quote".into()),
+                        },
+                        Some(x) => cur.push(x),
+                        None => return Err("unterminated double quote".into()),
+                    }
+                }
+            }
+            '\\' => {
+                in_word = true;
+                if let Some(x) = chars.next() {
+                    cur.push(x);
+                }
+            }
+            c if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut cur));
+                    in_word = false;
+                }
+            }
+            c => {
+                in_word = true;
+                cur.push(c);
+            }
+        }
+    }
+    if in_word {
+        words.push(cur);
+    }
+    Ok(words)
+}
+
+/// Errors starting or talking to a peer.
+#[derive(Debug, thiserror::Error)]
+pub enum PeerError {
+    /// The process could not be started.
+    #[error("failed to start `{command}`: {source}")]
+    Spawn {
+        /// The command line.
+        command: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// Writing to the peer's stdin failed (it closed it, or exited).
+    #[error("failed to write to the peer: {0}")]
+    Write(std::io::Error),
+    /// stdin was already closed.
+    #[error("failed to write to the peer: stdin is closed")]
+    StdinClosed,
+}
+
+/// What [`Peer::recv`] saw.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Recv {
+    /// A stdout line.
+    Line(Line),
+    /// stdout reached end of stream.
+    Eof,
+    /// Nothing arrived before the deadline.
+    Timeout,
+}
+
+/// One step of the shutdown sequence and when it ended, in ms since shutdown began.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShutdownStep {
+    /// `stdin-closed`, `exited`, `sigterm`, `sigkill`, `descendants-killed`.
+    pub step: &'static str,
+    /// Milliseconds since shutdown began.
+    pub at_ms: u64,
+}
+
+/// The record of a shutdown: the steps taken and how the process ended.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ShutdownReport {
+    /// Steps in order.
+    pub steps: Vec<ShutdownStep>,
+    /// How the process ended (`exit status: 0`, `signal: 15`), or `None` for in-memory peers.
+    pub status: Option<String>,
+    /// The process exited on its own after stdin closed, before any signal.
+    pub exited_on_eof: bool,
+    /// Milliseconds from closing stdin to exit, when it exited on EOF.
+    pub eof_exit_ms: Option<u64>,
+    /// Descendants that were still alive after the peer ended and had to be killed.
+    pub stray_descendants: usize,
+}
+
+/// Grace periods of the shutdown sequence.
+#[derive(Debug, Clone, Copy)]
+pub struct ShutdownGrace {
+    /// Wait after closing stdin before SIGTERM.
+    pub after_eof: Duration,
+    /// Wait after SIGTERM before SIGKILL.
+    pub after_term: Duration,
+}
+
+impl Default for ShutdownGrace {
+    fn default() -> Self {
+        Self {
+            after_eof: Duration::from_millis(2000),
+            after_term: Duration::from_millis(1000),
+        }
+    }
+}
+
+type SharedLog = Arc<Mutex<Vec<WireEvent>>>;
+
+/// A running peer: a child process or an in-memory stream pair.
+pub struct Peer {
+    start: Instant,
+    log: SharedLog,
+    stdin: Option<Box<dyn AsyncWrite + Unpin + Send>>,
+    lines: mpsc::Receiver<Option<Line>>,
+    stdout_eof: bool,
+    child: Option<tokio::process::Child>,
+    pid: Option<u32>,
+    marker: Option<String>,
+    command: String,
+    stderr_total: Arc<AtomicU64>,
+}
+
+static NEXT_MARK: AtomicU64 = AtomicU64::new(1);
+
+impl Peer {
+    /// Starts a process peer. Becomes a child subreaper first (once per harness process).
+    ///
+    /// Errors: [`PeerError::Spawn`] when the program cannot be started.
+    pub fn spawn(spec: &PeerSpec) -> Result<Peer, PeerError> {
+        become_subreaper();
+        let mark = format!(
+            "{}-{}",
+            std::process::id(),
+            NEXT_MARK.fetch_add(1, Ordering::Relaxed)
+        );
+        let mut cmd = tokio::process::Command::new(&spec.program);
+        cmd.args(&spec.args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
+        if spec.env_clear {
+            cmd.env_clear();
+        }
+        for (k, v) in &spec.env {
+            cmd.env(k, v);
+        }
+        cmd.env(MARKER_VAR, &mark);
+        if let Some(cwd) = &spec.cwd {
+            cmd.current_dir(cwd);
+        }
+        let mut child = cmd.spawn().map_err(|source| PeerError::Spawn {
+            command: spec.display(),
+            source,
+        })?;
+        let start = Instant::now();
+        let log: SharedLog = Arc::new(Mutex::new(Vec::new()));
+        let stdin = child
+            .stdin
+            .take()
+            .map(|s| Box::new(s) as Box<dyn AsyncWrite + Unpin + Send>);
+        let stdout = child.stdout.take();
+        let stderr = child.stderr.take();
+        let (tx, rx) = mpsc::channel(256);
+        if let Some(out) = stdout {
+            tokio::spawn(read_lines(out, spec.line_cap, Dir::S2c, start, log.clone(), tx));
+        }
+        let stderr_total = Arc::new(AtomicU64::new(0));
+        if let Some(err) = stderr {
+            tokio::spawn(drain_stderr(err, start, log.clone(), stderr_total.clone()));
+        }
+        Ok(Peer {
+            start,
+            log,
+            stdin,
+            lines: rx,
+            stdout_eof: false,
+            pid: child.id(),
+            child: Some(child),
+            marker: Some(mark),
+            command: spec.display(),
+            stderr_total,
+        })
+    }
+
+    /// An in-memory peer over any reader (its stdout) and writer (its stdin).
+    pub fn from_io<R, W>(reader: R, writer: W, line_cap: usize) -> Peer
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let start = Instant::now();
+        let log: SharedLog = Arc::new(Mutex::new(Vec::new()));
+        let (tx, rx) = mpsc::channel(256);
+        tokio::spawn(read_lines(reader, line_cap, Dir::S2c, start, log.clone(), tx));
+        Peer {
+            start,
+            log,
+            stdin: Some(Box::new(writer)),
+            lines: rx,
+            stdout_eof: false,
+            child: None,
+            pid: None,
+            marker: None,
+            command: "(in-memory)".into(),
+            stderr_total: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// The command line this peer runs.
+    pub fn command(&self) -> &str {
+        &self.command
+    }
+
+    /// The process id, for process peers.
+    pub fn pid(&self) -> Option<u32> {
+        self.pid
+    }
+
+    /// Time since the peer started.
+    pub fn elapsed(&self) -> Duration {
+        self.start.elapsed()
+    }
+
+    /// Writes raw bytes to the peer's stdin exactly as given (no newline is added), and records
+    /// them as one `c2s` frame per line.
+    pub async fn send_raw(&mut self, bytes: &[u8]) -> Result<(), PeerError> {
+        let t = self.start.elapsed();
+        {
+            let mut log = lock(&self.log);
+            let mut rest = bytes;
+            while !rest.is_empty() {
+                let (line, next, terminated) = match rest.iter().position(|b| *b == b'\n') {
+                    Some(i) => (&rest[..i], &rest[i + 1..], true),
+                    None => (rest, &rest[rest.len()..], false),
+                };
+                log.push(WireEvent {
+                    dir: Dir::C2s,
+                    t,
+                    frame: Frame::Line(Line {
+                        bytes: line[..line.len().min(crate::wire::OVER_CAP_PREFIX * 16)].to_vec(),
+                        len: line.len() as u64,
+                        over_cap: false,
+                        sha256: None,
+                        terminated,
+                    }),
+                });
+                rest = next;
+            }
+        }
+        let stdin = self.stdin.as_mut().ok_or(PeerError::StdinClosed)?;
+        stdin.write_all(bytes).await.map_err(PeerError::Write)?;
+        stdin.flush().await.map_err(PeerError::Write)
+    }
+
+    /// Writes one JSON value as a compact line plus `\n`.
+    pub async fn send_json(&mut self, value: &serde_json::Value) -> Result<(), PeerError> {
+        let mut bytes = serde_json::to_vec(value).unwrap_or_default();
+        bytes.push(b'\n');
+        self.send_raw(&bytes).await
+    }
+
+    /// Waits for the next stdout line until `deadline`.
+    pub async fn recv(&mut self, deadline: Instant) -> Recv {
+        if self.stdout_eof {
+            return Recv::Eof;
+        }
+        match tokio::time::timeout_at(deadline.into(), self.lines.recv()).await {
+            Ok(Some(Some(line))) => Recv::Line(line),
+            Ok(Some(None)) | Ok(None) => {
+                self.stdout_eof = true;
+                Recv::Eof
+            }
+            Err(_) => Recv::Timeout,
+        }
+    }
+
+    /// Closes the peer's stdin (EOF for the peer).
+    pub async fn close_stdin(&mut self) {
+        if let Some(mut s) = self.stdin.take() {
+            let _ = s.shutdown().await;
+        }
+    }
+
+    /// A copy of every frame seen so far, in order.
+    pub fn events(&self) -> Vec<WireEvent> {
+        lock(&self.log).clone()
+    }
+
+    /// Total stderr bytes the peer wrote (including those not kept).
+    pub fn stderr_bytes(&self) -> u64 {
+        self.stderr_total.load(Ordering::Relaxed)
+    }
+
+    /// Whether the process has exited (always false for in-memory peers).
+    pub fn try_exited(&mut self) -> Option<String> {
+        let child = self.child.as_mut()?;
+        match child.try_wait() {
+            Ok(Some(st)) => Some(st.to_string()),
+            _ => None,
+        }
+    }
+
+    /// Runs the stdio shutdown sequence (close stdin, wait, SIGTERM, wait, SIGKILL), then kills
+    /// and reaps every descendant still alive. Safe to call on an already exited peer.
+    pub async fn shutdown(&mut self, grace: ShutdownGrace) -> ShutdownReport {
+        let t0 = Instant::now();
+        let ms = |t0: Instant| t0.elapsed().as_millis() as u64;
+        let mut report = ShutdownReport::default();
+        let descendants_before = self.marked_processes();
+        self.close_stdin().await;
+        report.steps.push(ShutdownStep {
+            step: "stdin-closed",
+            at_ms: ms(t0),
+        });
+        let Some(mut child) = self.child.take() else {
+            return report;
+        };
+        let pgid = self.pid.map(|p| p as i32);
+        let mut status = tokio::time::timeout(grace.after_eof, child.wait()).await.ok();
+        if let Some(Ok(_)) = &status {
+            report.exited_on_eof = true;
+            report.eof_exit_ms = Some(ms(t0));
+        } else {
+            if let Some(pg) = pgid {
+                signal_group(pg, libc::SIGTERM);
+            }
+            report.steps.push(ShutdownStep {
+                step: "sigterm",
+                at_ms: ms(t0),
+            });
+            status = tokio::time::timeout(grace.after_term, child.wait()).await.ok();
+            if !matches!(status, Some(Ok(_))) {
+                if let Some(pg) = pgid {
+                    signal_group(pg, libc::SIGKILL);
+                }
+                let _ = child.start_kill();
+                report.steps.push(ShutdownStep {
+                    step: "sigkill",
+                    at_ms: ms(t0),
+                });
+                status = tokio::time::timeout(Duration::from_secs(5), child.wait())
+                    .await
+                    .ok();
+            }
+        }
+        if let Some(Ok(st)) = status {
+            report.status = Some(st.to_string());
+            report.steps.push(ShutdownStep {
+                step: "exited",
+                at_ms: ms(t0),
+            });
+            lock(&self.log).push(WireEvent {
+                dir: Dir::Exit,
+                t: self.start.elapsed(),
+                frame: Frame::Exit(st.to_string()),
+            });
+        }
+        // Whatever is left of the tree: the group, anything carrying the marker, and whatever
+        // was a descendant before we began.
+        if let Some(pg) = pgid {
+            signal_group(pg, libc::SIGKILL);
+        }
+        let mut left: HashSet<i32> = self.marked_processes().into_iter().collect();
+        left.extend(descendants_before.iter().copied().filter(|p| alive(*p)));
+        if !left.is_empty() {
+            report.stray_descendants = left.len();
+            for pid in &left {
+                kill_pid(*pid, libc::SIGKILL);
+            }
+            report.steps.push(ShutdownStep {
+                step: "descendants-killed",
+                at_ms: ms(t0),
+            });
+            reap(&left).await;
+        }
+        report
+    }
+
+    /// PIDs of live processes carrying this peer's marker (the peer and its descendants).
+    fn marked_processes(&self) -> Vec<i32> {
+        let Some(mark) = &self.marker else {
+            return Vec::new();
+        };
+        let needle = format!("{MARKER_VAR}={mark}");
+        let mut out = Vec::new();
+        let Ok(dir) = std::fs::read_dir("/proc") else {
+            return out;
+        };
+        for entry in dir.flatten() {
+            let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+                continue;
+            };
+            if Some(pid as u32) == self.pid && self.child.is_some() {
+                continue;
+            }
+            let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else {
+                continue;
+            };
+            if env.split(|b| *b == 0).any(|kv| kv == needle.as_bytes()) && alive(pid) {
+                out.push(pid);
+            }
+        }
+        out
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        // Last resort for a peer whose case was abandoned: kill its group and marked
+        // descendants. `kill_on_drop` handles the direct child; the subreaper reaps the rest
+        // through `reap_orphans` at the end of a run.
+        if self.child.is_some() {
+            if let Some(pg) = self.pid {
+                signal_group(pg as i32, libc::SIGKILL);
+            }
+            for pid in self.marked_processes() {
+                kill_pid(pid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+fn lock(log: &SharedLog) -> std::sync::MutexGuard<'_, Vec<WireEvent>> {
+    match log.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    }
+}
+
+async fn read_lines<R: AsyncRead + Unpin>(
+    reader: R,
+    cap: usize,
+    dir: Dir,
+    start: Instant,
+    log: SharedLog,
+    tx: mpsc::Sender<Option<Line>>,
+) {
+    let mut r = LineReader::new(BufReader::with_capacity(64 * 1024, reader), cap);
+    loop {
+        match r.next_line().await {
+            Ok(Some(line)) => {
+                lock(&log).push(WireEvent {
+                    dir,
+                    t: start.elapsed(),
+                    frame: Frame::Line(line.clone()),
+                });
+                if tx.send(Some(line)).await.is_err() {
+                    // Nobody listens any more; keep draining so the peer never blocks.
+                    continue;
+                }
+            }
+            Ok(None) | Err(_) => {
+                let _ = tx.send(None).await;
+                return;
+            }
+        }
+    }
+}
+
+async fn drain_stderr<R: AsyncRead + Unpin>(
+    reader: R,
+    start: Instant,
+    log: SharedLog,
+    total: Arc<AtomicU64>,
+) {
+    let mut r = LineReader::new(BufReader::with_capacity(64 * 1024, reader), 64 * 1024);
+    let mut kept = 0usize;
+    while let Ok(Some(line)) = r.next_line().await {
+        total.fetch_add(line.len + 1, Ordering::Relaxed);
+        if kept < STDERR_KEEP {
+            kept += line.bytes.len();
+            lock(&log).push(WireEvent {
+                dir: Dir::Stderr,
+                t: start.elapsed(),
+                frame: Frame::Line(line),
+            });
+        }
+    }
+}
+
+/// Marks the harness as a child subreaper so orphaned descendants of peers are re-parented to
+/// it (Linux `prctl(PR_SET_CHILD_SUBREAPER)`); idempotent. A no-op where unsupported.
+#[allow(unsafe_code)]
+pub fn become_subreaper() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: prctl with PR_SET_CHILD_SUBREAPER takes plain integer arguments and touches no
+        // memory of ours.
+        unsafe {
+            libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+        }
+    });
+}
+
+#[allow(unsafe_code)]
+fn signal_group(pgid: i32, sig: i32) {
+    if pgid > 1 {
+        // SAFETY: kill(2) with a negative pid signals a process group; no memory is touched.
+        unsafe {
+            libc::kill(-pgid, sig);
+        }
+    }
+}
+
+#[allow(unsafe_code)]
+fn kill_pid(pid: i32, sig: i32) {
+    if pid > 1 && pid as u32 != std::process::id() {
+        // SAFETY: kill(2) on one pid; no memory is touched.
+        unsafe {
+            libc::kill(pid, sig);
+        }
+    }
+}
+
+fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(s) => {
+            // The state is the first field after the parenthesised command name.
+            let state = s.rsplit_once(')').and_then(|(_, r)| r.trim().chars().next());
+            !matches!(state, Some('Z') | Some('X') | None)
+        }
+        Err(_) => false,
+    }
+}
+
+/// Reaps the given pids if they are our children (re-parented to the subreaper), waiting up to
+/// two seconds in total.
+#[allow(unsafe_code)]
+async fn reap(pids: &HashSet<i32>) {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    let mut pending: Vec<i32> = pids.iter().copied().collect();
+    while !pending.is_empty() && Instant::now() < deadline {
+        pending.retain(|pid| {
+            let mut status = 0;
+            // SAFETY: waitpid on a specific pid with WNOHANG writes only into `status`, a local.
+            let r = unsafe { libc::waitpid(*pid, &mut status, libc::WNOHANG) };
+            // r == 0: still running; r == pid: reaped; r < 0: not our child (ECHILD) or gone.
+            r == 0 || (r < 0 && alive(*pid))
+        });
+        if !pending.is_empty() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_quoted_command_lines() {
+        let w = split_words(r#"node "dist/my server.js" --x 'a b' c\ d"#).unwrap_or_default();
+        assert_eq!(w, vec!["node", "dist/my server.js", "--x", "a b", "c d"]);
+        assert!(split_words("a 'b").is_err());
+        assert!(PeerSpec::from_command_line("   ").is_err());
+    }
+}

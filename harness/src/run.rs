@@ -1,0 +1,448 @@
+//! Orchestration: era detection, the plan of cases, bounded parallel execution, monitors.
+//!
+//! Plan: for each era the server speaks (and `--era` selects), the era's revision is the one the
+//! server negotiated (legacy: `initialize` at 2025-11-25; modern: 2026-07-28). Every check that
+//! applies to that revision becomes a case `check@mcp-stdio#revision`; checks pinned to one
+//! legacy revision (batching at 2025-03-26) also run at their revision when the server speaks it.
+//! Each active case gets fresh peers (isolation over speed: a broken session never leaks into
+//! another case). Monitors judge every session of the era plus one session of their own.
+
+use crate::check::{
+    evidence, Check, CheckKind, Ctx, Finding, McpTarget, MonitorInput, ServerFacts, SessionLog,
+    Status, Timing, Verdict,
+};
+use crate::checks_mcp::{self, BINDING};
+use crate::mcp::{discover_means_modern, initialize_params, Client, Era, EraSupport, MODERN_REVISION};
+use crate::peer::Peer;
+use serde::Serialize;
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
+
+/// Which eras to check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EraSel {
+    /// The `initialize` revisions only.
+    Legacy,
+    /// 2026-07-28 only.
+    Modern,
+    /// Every era the server speaks.
+    All,
+}
+
+/// Options of one run.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Eras to check.
+    pub eras: EraSel,
+    /// Case-id globs to keep (empty = all).
+    pub filter: Vec<String>,
+    /// Case-id globs to drop.
+    pub skip: Vec<String>,
+    /// Parallel cases.
+    pub jobs: usize,
+    /// Deadlines.
+    pub timing: Timing,
+}
+
+/// The result of one case.
+#[derive(Debug, Clone, Serialize)]
+pub struct CaseResult {
+    /// `check@binding#revision`.
+    pub id: String,
+    /// The check id.
+    pub check: String,
+    /// The binding.
+    pub binding: String,
+    /// The revision.
+    pub revision: String,
+    /// Spec reference URL.
+    pub spec: String,
+    /// Level keyword.
+    pub level: String,
+    /// The quoted spec sentence.
+    pub quote: String,
+    /// The requirement.
+    pub requirement: String,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Why (empty on a plain pass).
+    pub message: String,
+    /// Exchange excerpt.
+    pub evidence: Vec<String>,
+    /// Wall time of the case in milliseconds.
+    pub duration_ms: u64,
+}
+
+/// What a run produced.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunReport {
+    /// Target name.
+    pub target: String,
+    /// The revision checked per era (`legacy`, `modern`), when the server speaks it.
+    pub eras: HashMap<String, String>,
+    /// Era detection notes.
+    pub notes: Vec<String>,
+    /// Cases in plan order.
+    pub cases: Vec<CaseResult>,
+    /// Wall time of the run in milliseconds.
+    pub duration_ms: u64,
+}
+
+impl RunReport {
+    /// Count of each verdict.
+    pub fn counts(&self) -> HashMap<Verdict, usize> {
+        let mut m = HashMap::new();
+        for c in &self.cases {
+            *m.entry(c.verdict).or_insert(0) += 1;
+        }
+        m
+    }
+    /// Cases that executed (pass, fail, warn, timeout).
+    pub fn executed(&self) -> usize {
+        self.cases
+            .iter()
+            .filter(|c| matches!(c.verdict, Verdict::Pass | Verdict::Fail | Verdict::Warn | Verdict::Timeout))
+            .count()
+    }
+    /// The exit code of DESIGN.md: 0 all as expected, 1 a failure or timeout, 3 nothing executed.
+    pub fn exit_code(&self) -> i32 {
+        if self.executed() == 0 {
+            return 3;
+        }
+        if self
+            .cases
+            .iter()
+            .any(|c| matches!(c.verdict, Verdict::Fail | Verdict::Timeout))
+        {
+            1
+        } else {
+            0
+        }
+    }
+}
+
+fn era_cache() -> &'static Mutex<HashMap<String, (EraSupport, Value, Value)>> {
+    static CACHE: OnceLock<Mutex<HashMap<String, (EraSupport, Value, Value)>>> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// Detects which eras a target speaks, following the 2026-07-28 backward-compatibility rule, and
+/// learns each era's capabilities. Cached per target command for the life of the process.
+/// Returns the support plus the legacy and modern capabilities (null when unknown).
+pub async fn detect_eras(target: &McpTarget, timing: Timing) -> (EraSupport, Value, Value) {
+    let key = target.spec.display();
+    if let Ok(c) = era_cache().lock() {
+        if let Some(hit) = c.get(&key) {
+            return hit.clone();
+        }
+    }
+    let modern = async {
+        let mut notes = Vec::new();
+        let Ok(peer) = Peer::spawn(&target.spec) else {
+            return (false, Vec::new(), Value::Null, vec!["the target did not start".to_string()]);
+        };
+        let mut c = Client::new(peer, Era::Modern, MODERN_REVISION, timing.message);
+        let reply = c.discover().await;
+        let _ = c.peer.shutdown(timing.grace).await;
+        let (is_modern, versions, caps) = match &reply {
+            Ok(r) => {
+                let m = discover_means_modern(r);
+                notes.push(format!("server/discover probe: {}", crate::util::clip(&r.describe(), 160)));
+                let versions = r
+                    .result()
+                    .and_then(|x| x.get("supportedVersions"))
+                    .and_then(Value::as_array)
+                    .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
+                    .unwrap_or_default();
+                let caps = r.result().and_then(|x| x.get("capabilities")).cloned().unwrap_or(Value::Null);
+                (m, versions, caps)
+            }
+            Err(e) => {
+                notes.push(format!("server/discover probe: {e}"));
+                (false, Vec::new(), Value::Null)
+            }
+        };
+        (is_modern, versions, caps, notes)
+    };
+    let legacy = async {
+        let Ok(peer) = Peer::spawn(&target.spec) else {
+            return (None, Value::Null, "the target did not start".to_string());
+        };
+        let mut c = Client::new(peer, Era::Legacy, "2025-11-25", timing.message);
+        let id = c.fresh_id();
+        let reply = c
+            .request_as(id, "initialize", Some(initialize_params("2025-11-25")))
+            .await;
+        let _ = c.peer.shutdown(timing.grace).await;
+        match reply {
+            Ok(r) => {
+                let v = r
+                    .result()
+                    .and_then(|x| x.get("protocolVersion"))
+                    .and_then(Value::as_str)
+                    .filter(|v| crate::mcp::LEGACY_REVISIONS.contains(v))
+                    .map(str::to_string);
+                let caps = r.result().and_then(|x| x.get("capabilities")).cloned().unwrap_or(Value::Null);
+                (v, caps, format!("initialize probe: {}", crate::util::clip(&r.describe(), 160)))
+            }
+            Err(e) => (None, Value::Null, format!("initialize probe: {e}")),
+        }
+    };
+    let ((is_modern, versions, mcaps, mut notes), (legacy_rev, lcaps, lnote)) =
+        tokio::join!(modern, legacy);
+    notes.push(lnote);
+    let support = EraSupport {
+        legacy: legacy_rev,
+        modern: is_modern,
+        supported_versions: versions,
+        notes,
+    };
+    let out = (support, lcaps, mcaps);
+    if let Ok(mut c) = era_cache().lock() {
+        c.insert(key, out.clone());
+    }
+    out
+}
+
+/// A planned case.
+#[derive(Clone)]
+struct Planned {
+    check: Check,
+    revision: String,
+}
+
+fn case_id(check: &str, revision: &str) -> String {
+    format!("{check}@{BINDING}#{revision}")
+}
+
+fn glob_set(globs: &[String]) -> Result<Option<globset::GlobSet>, String> {
+    if globs.is_empty() {
+        return Ok(None);
+    }
+    let mut b = globset::GlobSetBuilder::new();
+    for g in globs {
+        // A bare check id selects every case of that check.
+        let pat = if g.contains('@') || g.contains('*') || g.contains('?') {
+            g.clone()
+        } else {
+            format!("{g}@*")
+        };
+        let glob = globset::GlobBuilder::new(&pat)
+            .literal_separator(false)
+            .build()
+            .map_err(|e| format!("invalid glob {g:?}: {e}"))?;
+        b.add(glob);
+    }
+    b.build().map(Some).map_err(|e| e.to_string())
+}
+
+/// Runs the MCP stdio profile against a target.
+///
+/// Errors: an invalid `--filter`/`--skip` glob (a usage error).
+pub async fn run_mcp(target: McpTarget, opts: &RunOptions) -> Result<RunReport, String> {
+    let started = Instant::now();
+    let keep = glob_set(&opts.filter)?;
+    let drop = glob_set(&opts.skip)?;
+    let selected = |id: &str| {
+        keep.as_ref().is_none_or(|k| k.is_match(id)) && drop.as_ref().is_none_or(|d| !d.is_match(id))
+    };
+    let target = Arc::new(target);
+    let (support, lcaps, mcaps) = detect_eras(&target, opts.timing).await;
+    let mut eras = HashMap::new();
+    let mut notes = support.notes.clone();
+    let catalogue = checks_mcp::catalogue();
+    let mut results: Vec<CaseResult> = Vec::new();
+
+    let want_legacy = matches!(opts.eras, EraSel::Legacy | EraSel::All);
+    let want_modern = matches!(opts.eras, EraSel::Modern | EraSel::All);
+    let mut era_plans: Vec<(Era, String, Value)> = Vec::new();
+    if want_legacy {
+        match &support.legacy {
+            Some(rev) => {
+                eras.insert("legacy".to_string(), rev.clone());
+                era_plans.push((Era::Legacy, rev.clone(), lcaps.clone()));
+            }
+            None => notes.push("the server does not speak the legacy (initialize) era".into()),
+        }
+    }
+    if want_modern {
+        if support.modern {
+            eras.insert("modern".to_string(), MODERN_REVISION.to_string());
+            era_plans.push((Era::Modern, MODERN_REVISION.to_string(), mcaps.clone()));
+        } else {
+            notes.push("the server does not speak the modern (2026-07-28) era".into());
+        }
+    }
+
+    for (era, rev, caps) in era_plans {
+        let facts = Arc::new(ServerFacts { capabilities: caps });
+        let mut planned: Vec<Planned> = Vec::new();
+        for check in &catalogue {
+            if check.revs.contains(&rev) {
+                planned.push(Planned { check: *check, revision: rev.clone() });
+            } else if let crate::check::Revs::Only(pins) = check.revs {
+                for pin in pins {
+                    if Era::of(pin) == era {
+                        planned.push(Planned { check: *check, revision: pin.to_string() });
+                    }
+                }
+            }
+        }
+        planned.retain(|p| selected(&case_id(p.check.id, &p.revision)));
+        if planned.is_empty() {
+            continue;
+        }
+        let era_results = run_era(&target, &facts, planned, opts).await;
+        results.extend(era_results);
+    }
+    Ok(RunReport {
+        target: target.name.clone(),
+        eras,
+        notes,
+        cases: results,
+        duration_ms: started.elapsed().as_millis() as u64,
+    })
+}
+
+async fn run_era(
+    target: &Arc<McpTarget>,
+    facts: &Arc<ServerFacts>,
+    planned: Vec<Planned>,
+    opts: &RunOptions,
+) -> Vec<CaseResult> {
+    let sem = Arc::new(tokio::sync::Semaphore::new(opts.jobs.max(1)));
+    let logs: Arc<Mutex<HashMap<String, Vec<SessionLog>>>> = Arc::new(Mutex::new(HashMap::new()));
+    let mut handles = Vec::new();
+    let (monitors, actives): (Vec<Planned>, Vec<Planned>) = planned
+        .iter()
+        .cloned()
+        .partition(|p| matches!(p.check.kind, CheckKind::Monitor(_)));
+    // Monitors get one session of their own per revision.
+    let mut monitor_revs: Vec<String> = monitors.iter().map(|p| p.revision.clone()).collect();
+    monitor_revs.dedup();
+    for rev in monitor_revs {
+        let target = target.clone();
+        let facts = facts.clone();
+        let timing = opts.timing;
+        let sem = sem.clone();
+        let logs = logs.clone();
+        handles.push(tokio::spawn(async move {
+            let _permit = sem.acquire().await;
+            let ctx = Ctx::new(target, &rev, timing, facts, format!("monitor-session#{rev}"));
+            let _ = tokio::time::timeout(timing.case, monitor_session(&ctx)).await;
+            if let Ok(mut l) = logs.lock() {
+                l.entry(rev.clone()).or_default().extend(ctx.take_logs());
+            }
+            None
+        }));
+    }
+    for p in actives {
+        let target = target.clone();
+        let facts = facts.clone();
+        let timing = opts.timing;
+        let sem = sem.clone();
+        let logs = logs.clone();
+        handles.push(tokio::spawn(async move {
+            let _permit = sem.acquire().await;
+            let id = case_id(p.check.id, &p.revision);
+            let ctx = Ctx::new(target, &p.revision, timing, facts.clone(), id.clone());
+            let t0 = Instant::now();
+            let finding = if p.check.capability.is_some_and(|cap| !ctx.declares(cap)) {
+                Some(Finding::skip(format!(
+                    "the server did not declare the `{}` capability",
+                    p.check.capability.unwrap_or_default()
+                )))
+            } else {
+                let CheckKind::Active(f) = p.check.kind else {
+                    return None;
+                };
+                tokio::time::timeout(timing.case, f(&ctx)).await.ok()
+            };
+            let ms = t0.elapsed().as_millis() as u64;
+            let result = match finding {
+                Some(f) => to_result(&p.check, &p.revision, f, ms),
+                None => {
+                    let mut r = to_result(&p.check, &p.revision, Finding::pass(Vec::new()), ms);
+                    r.verdict = Verdict::Timeout;
+                    r.message = format!("the case ran past its {} ms deadline", timing.case.as_millis());
+                    r
+                }
+            };
+            if let Ok(mut l) = logs.lock() {
+                l.entry(p.revision.clone()).or_default().extend(ctx.take_logs());
+            }
+            Some(result)
+        }));
+    }
+    let mut by_id: HashMap<String, CaseResult> = HashMap::new();
+    for h in handles {
+        if let Ok(Some(r)) = h.await {
+            by_id.insert(r.id.clone(), r);
+        }
+    }
+    let all_logs = logs.lock().map(|l| l.clone()).unwrap_or_default();
+    for p in &monitors {
+        let CheckKind::Monitor(f) = p.check.kind else { continue };
+        let t0 = Instant::now();
+        let sessions = all_logs.get(&p.revision).cloned().unwrap_or_default();
+        let finding = if sessions.is_empty() {
+            Finding::not_run("no session was recorded", Vec::new())
+        } else {
+            f(&MonitorInput { revision: &p.revision, sessions: &sessions })
+        };
+        let r = to_result(&p.check, &p.revision, finding, t0.elapsed().as_millis() as u64);
+        by_id.insert(r.id.clone(), r);
+    }
+    planned
+        .iter()
+        .filter_map(|p| by_id.remove(&case_id(p.check.id, &p.revision)))
+        .collect()
+}
+
+/// The monitors' own session: handshake, a full tools listing, the probe, then shutdown.
+async fn monitor_session(ctx: &Ctx) {
+    let Ok(mut c) = ctx.open().await else { return };
+    if ctx.declares("tools") {
+        let mut cursor: Option<Value> = None;
+        for _ in 0..100 {
+            let params = match &cursor {
+                Some(c) => json!({"cursor": c}),
+                None => json!({}),
+            };
+            let Ok(reply) = c.request("tools/list", params).await else { break };
+            cursor = reply.result().and_then(|r| r.get("nextCursor")).cloned();
+            if cursor.is_none() {
+                break;
+            }
+        }
+    }
+    let _ = c.request(ctx.probe_method(), json!({})).await;
+    let _ = evidence(&c.peer.events());
+    ctx.close(c).await;
+}
+
+fn to_result(check: &Check, revision: &str, f: Finding, duration_ms: u64) -> CaseResult {
+    let (verdict, message) = match f.status {
+        Status::Pass => (Verdict::Pass, String::new()),
+        Status::Violated(m) => (check.level.violation_verdict(), m),
+        Status::Advisory(m) => (Verdict::Warn, m),
+        Status::Skip(m) => (Verdict::Skip, m),
+        Status::NotRun(m) => (Verdict::NotRun, m),
+    };
+    CaseResult {
+        id: case_id(check.id, revision),
+        check: check.id.to_string(),
+        binding: BINDING.to_string(),
+        revision: revision.to_string(),
+        spec: check.spec_url(revision),
+        level: check.level.as_str().to_string(),
+        quote: check.quote.to_string(),
+        requirement: check.requirement.to_string(),
+        verdict,
+        message,
+        evidence: f.evidence,
+        duration_ms,
+    }
+}

@@ -1,0 +1,1 @@
+//! Scenario files v1 (YAML). See `docs/scenarios.md`.

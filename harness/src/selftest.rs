@@ -1,0 +1,155 @@
+//! `parity selftest`: the proof that the suite can fail.
+//!
+//! Runs each fault of the zoo (as a process, `parity fake <fault>`) against the checks it must
+//! trip, then the clean reference against every check, and prints one row per check: its level,
+//! the faults that caught it with their verdicts, and the reference's verdicts. Exit 0 only when
+//! every check is caught at its level (a MUST check needs a `fail`; a SHOULD or robustness check
+//! a `warn` or `fail`) and the reference passes everything.
+
+use crate::check::{Timing, Verdict};
+use crate::checks_mcp;
+use crate::cli::{fake_target, reference_target};
+use crate::run::{run_mcp, EraSel, RunOptions, RunReport};
+use std::collections::BTreeMap;
+
+/// One row of the self-test table.
+#[derive(Debug, Clone)]
+pub struct Row {
+    /// Check id.
+    pub check: String,
+    /// Level keyword.
+    pub level: String,
+    /// The verdict a violation must get.
+    pub needed: Verdict,
+    /// (fault, worst verdict of the check's cases under that fault).
+    pub caught_by: Vec<(String, Verdict)>,
+    /// Worst verdict of the check's cases against the reference.
+    pub reference: Option<Verdict>,
+}
+
+impl Row {
+    /// Caught at its level by at least one fault.
+    pub fn caught(&self) -> bool {
+        self.caught_by.iter().any(|(_, v)| match self.needed {
+            Verdict::Fail => *v == Verdict::Fail,
+            _ => matches!(v, Verdict::Fail | Verdict::Warn),
+        })
+    }
+    /// The reference passed every case of the check.
+    pub fn reference_clean(&self) -> bool {
+        self.reference == Some(Verdict::Pass)
+    }
+}
+
+fn severity(v: Verdict) -> u8 {
+    match v {
+        Verdict::Pass => 0,
+        Verdict::Skip => 1,
+        Verdict::NotRun => 2,
+        Verdict::Warn => 3,
+        Verdict::Timeout => 4,
+        Verdict::Fail => 5,
+    }
+}
+
+fn worst_per_check(report: &RunReport) -> BTreeMap<String, Verdict> {
+    let mut m: BTreeMap<String, Verdict> = BTreeMap::new();
+    for c in &report.cases {
+        let e = m.entry(c.check.clone()).or_insert(c.verdict);
+        if severity(c.verdict) > severity(*e) {
+            *e = c.verdict;
+        }
+    }
+    m
+}
+
+/// Computes the self-test rows (no printing). `jobs` is the parallelism of each run.
+pub async fn rows(jobs: usize) -> Vec<Row> {
+    let opts = |filter: Vec<String>| RunOptions {
+        eras: EraSel::All,
+        filter,
+        skip: Vec::new(),
+        jobs,
+        timing: Timing::scaled(1.0),
+    };
+    let mut rows: BTreeMap<String, Row> = checks_mcp::catalogue()
+        .into_iter()
+        .map(|c| {
+            (
+                c.id.to_string(),
+                Row {
+                    check: c.id.to_string(),
+                    level: c.level.as_str().to_string(),
+                    needed: c.level.violation_verdict(),
+                    caught_by: Vec::new(),
+                    reference: None,
+                },
+            )
+        })
+        .collect();
+    let faults: Vec<_> = parity_fakes::catalogue()
+        .iter()
+        .filter(|f| !f.trips.is_empty())
+        .collect();
+    // Two fault runs at a time: each run is itself parallel.
+    for pair in faults.chunks(2) {
+        let mut set = tokio::task::JoinSet::new();
+        for f in pair {
+            let filter: Vec<String> = f.trips.iter().map(|s| s.to_string()).collect();
+            let o = opts(filter);
+            let name = f.name;
+            set.spawn(async move { (name, run_mcp(fake_target(name), &o).await) });
+        }
+        while let Some(joined) = set.join_next().await {
+            let Ok((name, Ok(report))) = joined else { continue };
+            for (check, v) in worst_per_check(&report) {
+                if let Some(r) = rows.get_mut(&check) {
+                    r.caught_by.push((name.to_string(), v));
+                }
+            }
+        }
+    }
+    if let Ok(report) = run_mcp(reference_target(), &opts(Vec::new())).await {
+        for (check, v) in worst_per_check(&report) {
+            if let Some(r) = rows.get_mut(&check) {
+                r.reference = Some(v);
+            }
+        }
+    }
+    let order: Vec<String> = checks_mcp::catalogue().iter().map(|c| c.id.to_string()).collect();
+    order.into_iter().filter_map(|id| rows.remove(&id)).collect()
+}
+
+/// Runs the self-test, prints the table and returns the exit code (0 all caught and clean,
+/// 1 otherwise).
+pub async fn run(jobs: usize) -> i32 {
+    let rows = rows(jobs).await;
+    let mut ok = true;
+    println!("{:<36} {:<10} {:<10} caught by", "check", "level", "reference");
+    for r in &rows {
+        let caught: Vec<String> = r
+            .caught_by
+            .iter()
+            .map(|(f, v)| format!("{f}={}", v.as_str()))
+            .collect();
+        let status = if r.caught() && r.reference_clean() { "" } else { "  <-- NOT PROVEN" };
+        if !status.is_empty() {
+            ok = false;
+        }
+        println!(
+            "{:<36} {:<10} {:<10} {}{}",
+            r.check,
+            r.level,
+            r.reference.map(|v| v.as_str()).unwrap_or("(none)"),
+            if caught.is_empty() { "(no fault)".to_string() } else { caught.join(", ") },
+            status
+        );
+    }
+    let proven = rows.iter().filter(|r| r.caught() && r.reference_clean()).count();
+    println!("selftest: {proven} of {} checks caught by a faulty peer with the reference clean", rows.len());
+    if ok {
+        0
+    } else {
+        1
+    }
+}
