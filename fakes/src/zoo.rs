@@ -38,7 +38,9 @@ impl Methods {
         }
     }
     fn of(&self, v: &Value) -> Option<&str> {
-        v.get("id").and_then(|id| self.0.get(&id.to_string())).map(String::as_str)
+        v.get("id")
+            .and_then(|id| self.0.get(&id.to_string()))
+            .map(String::as_str)
     }
 }
 
@@ -136,8 +138,12 @@ struct Latin1;
 impl Fault for Latin1 {
     fn on_output(&mut self, line: &[u8], io: &mut Io) {
         // Writes its server name with a Latin-1 "é" (byte 0xE9): invalid UTF-8.
-        let text = String::from_utf8_lossy(line).replace("parity-reference", "parity-r\u{1}ference");
-        let bytes: Vec<u8> = text.bytes().map(|b| if b == 1 { 0xE9 } else { b }).collect();
+        let text =
+            String::from_utf8_lossy(line).replace("parity-reference", "parity-r\u{1}ference");
+        let bytes: Vec<u8> = text
+            .bytes()
+            .map(|b| if b == 1 { 0xE9 } else { b })
+            .collect();
         io.client_line(bytes);
     }
 }
@@ -151,7 +157,10 @@ fn jsonrpc_1(v: &mut Value) {
 fn result_and_error(v: &mut Value) {
     if let Some(o) = v.as_object_mut() {
         if o.contains_key("result") {
-            o.insert("error".into(), json!({"code": -32603, "message": "also an error"}));
+            o.insert(
+                "error".into(),
+                json!({"code": -32603, "message": "also an error"}),
+            );
         }
     }
 }
@@ -196,7 +205,10 @@ impl Fault for ServerRequest {
     fn on_output(&mut self, line: &[u8], io: &mut Io) {
         io.client_line(line);
         self.n += 1;
-        emit(io, &json!({"jsonrpc": "2.0", "id": format!("srv-{}", self.n), "method": "roots/list"}));
+        emit(
+            io,
+            &json!({"jsonrpc": "2.0", "id": format!("srv-{}", self.n), "method": "roots/list"}),
+        );
     }
 }
 
@@ -259,8 +271,11 @@ impl Fault for NotificationAnswered {
     fn on_input(&mut self, line: &[u8], io: &mut Io) -> Flow {
         if let Some(v) = parse(line) {
             if v.get("method").is_some() && v.get("id").is_none() {
-                emit(io, &json!({"jsonrpc": "2.0", "id": null,
-                    "error": {"code": -32601, "message": "Method not found"}}));
+                emit(
+                    io,
+                    &json!({"jsonrpc": "2.0", "id": null,
+                    "error": {"code": -32601, "message": "Method not found"}}),
+                );
             }
         }
         io.to_server.push(line.to_vec());
@@ -290,7 +305,10 @@ impl Fault for VersionEcho {
             io.client_line(line);
             return;
         };
-        let asked = v.get("id").and_then(|id| self.requested.get(&id.to_string())).cloned();
+        let asked = v
+            .get("id")
+            .and_then(|id| self.requested.get(&id.to_string()))
+            .cloned();
         if let (Some(asked), Some(r)) = (asked, v.get_mut("result")) {
             r["protocolVersion"] = asked;
         }
@@ -332,19 +350,25 @@ impl Fault for MetaOptional {
             io.to_server.push(line.to_vec());
             return Flow::Continue;
         };
-        if v.get("method").is_some() && v.get("id").is_some() && v.get("method") != Some(&json!("initialize")) {
+        if v.get("method").is_some()
+            && v.get("id").is_some()
+            && v.get("method") != Some(&json!("initialize"))
+        {
             let params = v
                 .as_object_mut()
                 .map(|o| o.entry("params").or_insert_with(|| json!({})));
             if let Some(Value::Object(p)) = params {
                 let meta = p.entry("_meta").or_insert_with(|| json!({}));
                 if let Value::Object(m) = meta {
-                    m.entry("io.modelcontextprotocol/protocolVersion").or_insert(json!("2026-07-28"));
-                    m.entry("io.modelcontextprotocol/clientCapabilities").or_insert(json!({}));
+                    m.entry("io.modelcontextprotocol/protocolVersion")
+                        .or_insert(json!("2026-07-28"));
+                    m.entry("io.modelcontextprotocol/clientCapabilities")
+                        .or_insert(json!({}));
                 }
             }
         }
-        io.to_server.push(serde_json::to_vec(&v).unwrap_or_default());
+        io.to_server
+            .push(serde_json::to_vec(&v).unwrap_or_default());
         Flow::Continue
     }
 }
@@ -370,7 +394,8 @@ impl Fault for CursorLoop {
                 if let Some(p) = v.get_mut("params").and_then(Value::as_object_mut) {
                     p.remove("cursor");
                 }
-                io.to_server.push(serde_json::to_vec(&v).unwrap_or_default());
+                io.to_server
+                    .push(serde_json::to_vec(&v).unwrap_or_default());
             }
             _ => io.to_server.push(line.to_vec()),
         }
@@ -399,7 +424,10 @@ impl Fault for InvalidCursorAccepted {
     fn on_input(&mut self, line: &[u8], io: &mut Io) -> Flow {
         match parse(line) {
             Some(mut v) => {
-                let cur = v.pointer("/params/cursor").and_then(Value::as_str).map(str::to_string);
+                let cur = v
+                    .pointer("/params/cursor")
+                    .and_then(Value::as_str)
+                    .map(str::to_string);
                 if let Some(c) = cur {
                     if !self.issued.contains(&c) {
                         if let Some(p) = v.get_mut("params").and_then(Value::as_object_mut) {
@@ -407,7 +435,8 @@ impl Fault for InvalidCursorAccepted {
                         }
                     }
                 }
-                io.to_server.push(serde_json::to_vec(&v).unwrap_or_default());
+                io.to_server
+                    .push(serde_json::to_vec(&v).unwrap_or_default());
             }
             None => io.to_server.push(line.to_vec()),
         }
@@ -453,8 +482,11 @@ impl Fault for UnknownToolIsError {
         };
         if self.methods.of(&v) == Some("tools/call") && error_code(&v) == Some(-32602) {
             let msg = v.pointer("/error/message").cloned().unwrap_or(json!(""));
-            emit(io, &json!({"jsonrpc": "2.0", "id": v["id"],
-                "result": {"content": [{"type": "text", "text": format!("MCP error -32602: {}", msg.as_str().unwrap_or(""))}], "isError": true}}));
+            emit(
+                io,
+                &json!({"jsonrpc": "2.0", "id": v["id"],
+                "result": {"content": [{"type": "text", "text": format!("MCP error -32602: {}", msg.as_str().unwrap_or(""))}], "isError": true}}),
+            );
             return;
         }
         emit(io, &v);
@@ -477,10 +509,14 @@ impl Fault for InvalidArgsInternal {
             io.client_line(line);
             return;
         };
-        let invalid = v.pointer("/result/structuredContent/code") == Some(&json!("INVALID_ARGUMENTS"));
+        let invalid =
+            v.pointer("/result/structuredContent/code") == Some(&json!("INVALID_ARGUMENTS"));
         if self.methods.of(&v) == Some("tools/call") && invalid {
-            emit(io, &json!({"jsonrpc": "2.0", "id": v["id"],
-                "error": {"code": -32603, "message": "Internal tool error"}}));
+            emit(
+                io,
+                &json!({"jsonrpc": "2.0", "id": v["id"],
+                "error": {"code": -32603, "message": "Internal tool error"}}),
+            );
             return;
         }
         emit(io, &v);
@@ -493,8 +529,11 @@ struct BatchUnsupported;
 impl Fault for BatchUnsupported {
     fn on_input(&mut self, line: &[u8], io: &mut Io) -> Flow {
         if matches!(parse(line), Some(Value::Array(_))) {
-            emit(io, &json!({"jsonrpc": "2.0", "id": null,
-                "error": {"code": -32600, "message": "Invalid Request"}}));
+            emit(
+                io,
+                &json!({"jsonrpc": "2.0", "id": null,
+                "error": {"code": -32600, "message": "Invalid Request"}}),
+            );
             return Flow::Continue;
         }
         io.to_server.push(line.to_vec());
@@ -508,7 +547,8 @@ impl Fault for BatchServed {
         match parse(line) {
             Some(Value::Array(items)) => {
                 for i in items {
-                    io.to_server.push(serde_json::to_vec(&i).unwrap_or_default());
+                    io.to_server
+                        .push(serde_json::to_vec(&i).unwrap_or_default());
                 }
             }
             _ => io.to_server.push(line.to_vec()),
@@ -548,8 +588,11 @@ impl Fault for CancelAnswered {
         if let Some(v) = parse(line) {
             if v.get("method") == Some(&json!("notifications/cancelled")) {
                 if let Some(id) = v.pointer("/params/requestId") {
-                    emit(io, &json!({"jsonrpc": "2.0", "id": id,
-                        "result": {"content": [{"type": "text", "text": "done anyway"}], "isError": false, "resultType": "complete"}}));
+                    emit(
+                        io,
+                        &json!({"jsonrpc": "2.0", "id": id,
+                        "result": {"content": [{"type": "text", "text": "done anyway"}], "isError": false, "resultType": "complete"}}),
+                    );
                 }
                 return Flow::Continue;
             }
@@ -583,7 +626,9 @@ impl Fault for HugeLine {
 struct BinaryGarbage;
 impl Fault for BinaryGarbage {
     fn on_start(&mut self, io: &mut Io) {
-        let mut l: Vec<u8> = (0..4096u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+        let mut l: Vec<u8> = (0..4096u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
         l.push(b'\n');
         io.to_client.push(l);
     }
@@ -620,46 +665,246 @@ pub fn catalogue() -> &'static [FaultInfo] {
     static ZOO: std::sync::OnceLock<Vec<FaultInfo>> = std::sync::OnceLock::new();
     ZOO.get_or_init(|| {
         vec![
-            fault!("stdout-banner", "prints a plain-text banner on stdout before serving (B01)", ["mcp.stdio.stdout-purity"], || Box::new(Banner)),
-            fault!("json-log-line", "writes a structured JSON log line to stdout after every message (B01)", ["mcp.stdio.stdout-purity"], || Box::new(JsonLog)),
-            fault!("pretty-print", "pretty-prints every message over several lines (B02)", ["mcp.stdio.newline-delimited"], || Box::new(Pretty)),
-            fault!("content-length", "frames messages with LSP Content-Length headers (B02)", ["mcp.stdio.newline-delimited", "mcp.stdio.stdout-purity"], || Box::new(ContentLength)),
-            fault!("bom", "starts its first message with a UTF-8 byte-order mark", ["mcp.stdio.utf8"], || Box::new(Bom { done: false })),
-            fault!("latin1", "encodes non-ASCII characters as Latin-1 bytes", ["mcp.stdio.utf8"], || Box::new(Latin1)),
-            fault!("jsonrpc-1.0", "sends \"jsonrpc\": \"1.0\"", ["mcp.base.jsonrpc-version"], || Box::new(MapOut(jsonrpc_1))),
-            fault!("result-and-error", "adds an error member to every result", ["mcp.base.result-xor-error"], || Box::new(MapOut(result_and_error))),
-            fault!("bad-shape", "omits serverInfo from the initialize result and capabilities from server/discover", ["mcp.base.message-schema"], || Box::new(BadShape)),
-            fault!("no-result-type", "omits resultType from every result", ["mcp.modern.result-type", "mcp.base.message-schema"], || Box::new(MapOut(strip_result_type))),
-            fault!("server-request", "sends a roots/list request after every message", ["mcp.stdio.server-direction"], || Box::new(ServerRequest { n: 0 })),
-            fault!("id-zero-null", "answers request id 0 with id null (B08)", ["mcp.base.id-echo"], || Box::new(MapOut(id_zero_null))),
-            fault!("garbage-exits", "exits when a line does not parse (B06)", ["mcp.base.parse-error"], || Box::new(GarbageExits)),
-            fault!("parse-error-id-zero", "answers parse errors with id 0 instead of null (B06)", ["mcp.base.parse-error"], || Box::new(MapOut(parse_error_id_zero))),
-            fault!("null-id-notification", "treats a request with id null as a notification and never answers (B08)", ["mcp.base.invalid-request"], || Box::new(NullIdDropped)),
-            fault!("unknown-method-silent", "never answers an unknown method", ["mcp.base.unknown-method"], || Box::new(UnknownMethodSilent)),
-            fault!("unknown-method-32602", "answers an unknown method with -32602 (B11)", ["mcp.base.unknown-method"], || Box::new(MapOut(method_not_found_as_32602))),
-            fault!("notification-answered", "answers every notification with a -32601 error (B09)", ["mcp.base.notification-unanswered"], || Box::new(NotificationAnswered)),
-            fault!("version-echo", "echoes whatever protocolVersion initialize asked for (B12)", ["mcp.lifecycle.version-negotiation"], || Box::<VersionEcho>::default()),
-            fault!("ping-nonempty", "answers ping with a non-empty result", ["mcp.base.ping"], || map_result("ping", ping_nonempty)),
-            fault!("ignore-eof", "keeps running after stdin closes (B18)", ["mcp.lifecycle.stdin-eof"], || Box::new(IgnoreEof)),
-            fault!("write-after-eof", "writes a message to stdout after stdin closes (B18)", ["mcp.lifecycle.stdin-eof"], || Box::new(WriteAfterEof)),
-            fault!("discover-no-hints", "omits ttlMs and cacheScope from server/discover", ["mcp.modern.discover"], || map_result("server/discover", discover_missing_hints)),
-            fault!("meta-optional", "serves requests that carry no _meta protocol version", ["mcp.modern.meta-required"], || Box::new(MetaOptional)),
-            fault!("unsupported-version-32602", "answers an unsupported _meta version with -32602 instead of -32022", ["mcp.modern.unsupported-version"], || Box::new(MapOut(unsupported_version_32602))),
-            fault!("cursor-loop", "tools/list always offers the same cursor, which serves page one again", ["mcp.tools.pagination"], || Box::<CursorLoop>::default()),
-            fault!("invalid-cursor-accepted", "serves an unknown cursor as page one instead of -32602", ["mcp.tools.invalid-cursor"], || Box::<InvalidCursorAccepted>::default()),
-            fault!("null-input-schema", "lists its first tool with inputSchema null", ["mcp.tools.input-schema"], || map_result("tools/list", null_input_schema)),
-            fault!("bad-tool-name", "lists a tool named \"read file\" (B15)", ["mcp.tools.name-format"], || map_result("tools/list", bad_tool_name)),
-            fault!("unknown-tool-iserror", "reports an unknown tool as an isError result (B13)", ["mcp.tools.unknown-tool"], || Box::<UnknownToolIsError>::default()),
-            fault!("invalid-args-internal-error", "reports missing tool arguments as -32603 (B11)", ["mcp.tools.invalid-arguments"], || Box::<InvalidArgsInternal>::default()),
-            fault!("batch-unsupported", "refuses JSON-RPC batches even at 2025-03-26", ["mcp.base.batch"], || Box::new(BatchUnsupported)),
-            fault!("batch-served", "serves the members of a batch one by one in every revision", ["mcp.base.batch-rejected"], || Box::new(BatchServed)),
-            fault!("cancel-zero-stops", "stops answering anything after request 0 is cancelled (B08)", ["mcp.base.cancellation"], || Box::<CancelZeroStops>::default()),
-            fault!("cancel-answered", "answers a cancelled request anyway", ["mcp.base.cancellation"], || Box::new(CancelAnswered)),
-            fault!("hang", "reads everything and never answers or exits", [], || Box::new(Hang)),
-            fault!("huge-line", "writes a 64 MiB line before serving", [], || Box::new(HugeLine)),
-            fault!("binary-garbage", "writes 4 KiB of binary garbage before serving", [], || Box::new(BinaryGarbage)),
-            fault!("stderr-flood", "writes 256 MiB to stderr while serving", [], || Box::new(StderrFlood)),
-            fault!("exit-mid-call", "exits with status 3 when a tools/call arrives", [], || Box::new(ExitMidCall)),
+            fault!(
+                "stdout-banner",
+                "prints a plain-text banner on stdout before serving (B01)",
+                ["mcp.stdio.stdout-purity"],
+                || Box::new(Banner)
+            ),
+            fault!(
+                "json-log-line",
+                "writes a structured JSON log line to stdout after every message (B01)",
+                ["mcp.stdio.stdout-purity"],
+                || Box::new(JsonLog)
+            ),
+            fault!(
+                "pretty-print",
+                "pretty-prints every message over several lines (B02)",
+                ["mcp.stdio.newline-delimited"],
+                || Box::new(Pretty)
+            ),
+            fault!(
+                "content-length",
+                "frames messages with LSP Content-Length headers (B02)",
+                ["mcp.stdio.newline-delimited", "mcp.stdio.stdout-purity"],
+                || Box::new(ContentLength)
+            ),
+            fault!(
+                "bom",
+                "starts its first message with a UTF-8 byte-order mark",
+                ["mcp.stdio.utf8"],
+                || Box::new(Bom { done: false })
+            ),
+            fault!(
+                "latin1",
+                "encodes non-ASCII characters as Latin-1 bytes",
+                ["mcp.stdio.utf8"],
+                || Box::new(Latin1)
+            ),
+            fault!(
+                "jsonrpc-1.0",
+                "sends \"jsonrpc\": \"1.0\"",
+                ["mcp.base.jsonrpc-version"],
+                || Box::new(MapOut(jsonrpc_1))
+            ),
+            fault!(
+                "result-and-error",
+                "adds an error member to every result",
+                ["mcp.base.result-xor-error"],
+                || Box::new(MapOut(result_and_error))
+            ),
+            fault!(
+                "bad-shape",
+                "omits serverInfo from the initialize result and capabilities from server/discover",
+                ["mcp.base.message-schema"],
+                || Box::new(BadShape)
+            ),
+            fault!(
+                "no-result-type",
+                "omits resultType from every result",
+                ["mcp.modern.result-type", "mcp.base.message-schema"],
+                || Box::new(MapOut(strip_result_type))
+            ),
+            fault!(
+                "server-request",
+                "sends a roots/list request after every message",
+                ["mcp.stdio.server-direction"],
+                || Box::new(ServerRequest { n: 0 })
+            ),
+            fault!(
+                "id-zero-null",
+                "answers request id 0 with id null (B08)",
+                ["mcp.base.id-echo"],
+                || Box::new(MapOut(id_zero_null))
+            ),
+            fault!(
+                "garbage-exits",
+                "exits when a line does not parse (B06)",
+                ["mcp.base.parse-error"],
+                || Box::new(GarbageExits)
+            ),
+            fault!(
+                "parse-error-id-zero",
+                "answers parse errors with id 0 instead of null (B06)",
+                ["mcp.base.parse-error"],
+                || Box::new(MapOut(parse_error_id_zero))
+            ),
+            fault!(
+                "null-id-notification",
+                "treats a request with id null as a notification and never answers (B08)",
+                ["mcp.base.invalid-request"],
+                || Box::new(NullIdDropped)
+            ),
+            fault!(
+                "unknown-method-silent",
+                "never answers an unknown method",
+                ["mcp.base.unknown-method"],
+                || Box::new(UnknownMethodSilent)
+            ),
+            fault!(
+                "unknown-method-32602",
+                "answers an unknown method with -32602 (B11)",
+                ["mcp.base.unknown-method"],
+                || Box::new(MapOut(method_not_found_as_32602))
+            ),
+            fault!(
+                "notification-answered",
+                "answers every notification with a -32601 error (B09)",
+                ["mcp.base.notification-unanswered"],
+                || Box::new(NotificationAnswered)
+            ),
+            fault!(
+                "version-echo",
+                "echoes whatever protocolVersion initialize asked for (B12)",
+                ["mcp.lifecycle.version-negotiation"],
+                || Box::<VersionEcho>::default()
+            ),
+            fault!(
+                "ping-nonempty",
+                "answers ping with a non-empty result",
+                ["mcp.base.ping"],
+                || map_result("ping", ping_nonempty)
+            ),
+            fault!(
+                "ignore-eof",
+                "keeps running after stdin closes (B18)",
+                ["mcp.lifecycle.stdin-eof"],
+                || Box::new(IgnoreEof)
+            ),
+            fault!(
+                "write-after-eof",
+                "writes a message to stdout after stdin closes (B18)",
+                ["mcp.lifecycle.stdin-eof"],
+                || Box::new(WriteAfterEof)
+            ),
+            fault!(
+                "discover-no-hints",
+                "omits ttlMs and cacheScope from server/discover",
+                ["mcp.modern.discover"],
+                || map_result("server/discover", discover_missing_hints)
+            ),
+            fault!(
+                "meta-optional",
+                "serves requests that carry no _meta protocol version",
+                ["mcp.modern.meta-required"],
+                || Box::new(MetaOptional)
+            ),
+            fault!(
+                "unsupported-version-32602",
+                "answers an unsupported _meta version with -32602 instead of -32022",
+                ["mcp.modern.unsupported-version"],
+                || Box::new(MapOut(unsupported_version_32602))
+            ),
+            fault!(
+                "cursor-loop",
+                "tools/list always offers the same cursor, which serves page one again",
+                ["mcp.tools.pagination"],
+                || Box::<CursorLoop>::default()
+            ),
+            fault!(
+                "invalid-cursor-accepted",
+                "serves an unknown cursor as page one instead of -32602",
+                ["mcp.tools.invalid-cursor"],
+                || Box::<InvalidCursorAccepted>::default()
+            ),
+            fault!(
+                "null-input-schema",
+                "lists its first tool with inputSchema null",
+                ["mcp.tools.input-schema"],
+                || map_result("tools/list", null_input_schema)
+            ),
+            fault!(
+                "bad-tool-name",
+                "lists a tool named \"read file\" (B15)",
+                ["mcp.tools.name-format"],
+                || map_result("tools/list", bad_tool_name)
+            ),
+            fault!(
+                "unknown-tool-iserror",
+                "reports an unknown tool as an isError result (B13)",
+                ["mcp.tools.unknown-tool"],
+                || Box::<UnknownToolIsError>::default()
+            ),
+            fault!(
+                "invalid-args-internal-error",
+                "reports missing tool arguments as -32603 (B11)",
+                ["mcp.tools.invalid-arguments"],
+                || Box::<InvalidArgsInternal>::default()
+            ),
+            fault!(
+                "batch-unsupported",
+                "refuses JSON-RPC batches even at 2025-03-26",
+                ["mcp.base.batch"],
+                || Box::new(BatchUnsupported)
+            ),
+            fault!(
+                "batch-served",
+                "serves the members of a batch one by one in every revision",
+                ["mcp.base.batch-rejected"],
+                || Box::new(BatchServed)
+            ),
+            fault!(
+                "cancel-zero-stops",
+                "stops answering anything after request 0 is cancelled (B08)",
+                ["mcp.base.cancellation"],
+                || Box::<CancelZeroStops>::default()
+            ),
+            fault!(
+                "cancel-answered",
+                "answers a cancelled request anyway",
+                ["mcp.base.cancellation"],
+                || Box::new(CancelAnswered)
+            ),
+            fault!(
+                "hang",
+                "reads everything and never answers or exits",
+                [],
+                || Box::new(Hang)
+            ),
+            fault!(
+                "huge-line",
+                "writes a 64 MiB line before serving",
+                [],
+                || Box::new(HugeLine)
+            ),
+            fault!(
+                "binary-garbage",
+                "writes 4 KiB of binary garbage before serving",
+                [],
+                || Box::new(BinaryGarbage)
+            ),
+            fault!(
+                "stderr-flood",
+                "writes 256 MiB to stderr while serving",
+                [],
+                || Box::new(StderrFlood)
+            ),
+            fault!(
+                "exit-mid-call",
+                "exits with status 3 when a tools/call arrives",
+                [],
+                || Box::new(ExitMidCall)
+            ),
         ]
     })
 }

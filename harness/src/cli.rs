@@ -94,8 +94,8 @@ struct RunArgs {
     /// Drop cases whose id matches one of these globs.
     #[arg(long)]
     skip: Vec<String>,
-    /// Cases run in parallel.
-    #[arg(long, default_value_t = 4)]
+    /// Cases run in parallel (most of a case's time is spent waiting on the peer).
+    #[arg(long, default_value_t = 8)]
     jobs: usize,
     /// Multiply every deadline by this factor (slow machines, slow servers).
     #[arg(long, default_value_t = 1.0)]
@@ -253,7 +253,10 @@ fn cmd_list(as_json: bool, markdown: bool) -> i32 {
                 })
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&items).unwrap_or_default());
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&items).unwrap_or_default()
+        );
         return 0;
     }
     for c in &cat {
@@ -297,7 +300,9 @@ pub fn reference_root(
     if let Some(r) = root {
         return Ok((r, None));
     }
-    let dir = tempfile::Builder::new().prefix("parity-reference-").tempdir()?;
+    let dir = tempfile::Builder::new()
+        .prefix("parity-reference-")
+        .tempdir()?;
     std::fs::write(dir.path().join("README.md"), "parity reference workspace\n")?;
     std::fs::create_dir_all(dir.path().join("notes"))?;
     std::fs::write(dir.path().join("notes/hello.txt"), "hello\n")?;
@@ -309,7 +314,10 @@ async fn cmd_fake(fault: Option<String>, list: bool) -> i32 {
         for f in parity_fakes::catalogue() {
             println!("{:<28} {}", f.name, f.description);
         }
-        println!("{:<28} starts a `setsid sleep 600` grandchild, then serves the reference", "setsid-child");
+        println!(
+            "{:<28} starts a `setsid sleep 600` grandchild, then serves the reference",
+            "setsid-child"
+        );
         return if list { 0 } else { EXIT_USAGE };
     }
     let name = fault.unwrap_or_default();

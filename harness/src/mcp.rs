@@ -9,7 +9,7 @@
 //! The driver returns observations and never panics on what a peer sent.
 
 use crate::peer::{Peer, PeerError, Recv};
-use crate::wire::{classify, Classified, Kind, Line};
+use crate::wire::{classify, Classified, Line};
 use serde_json::{json, Map, Value};
 use std::time::{Duration, Instant};
 
@@ -55,20 +55,32 @@ impl Era {
 }
 
 /// A message received from the server, with its raw line and class.
+///
+/// `class` is the strict reading of the raw line (what checks and monitors judge). `value` is
+/// the driver's tolerant reading, used only to keep a session going so that every fault gets
+/// observed: a leading byte-order mark is ignored, and a message spread over several lines is
+/// reassembled (its last line carries the joined value). Nothing is repaired on the wire.
 #[derive(Debug, Clone)]
 pub struct Inbound {
     /// The raw line.
     pub line: Line,
-    /// Its classification.
+    /// Its strict classification.
     pub class: Classified,
+    /// The tolerant parse (see above), if any.
+    pub value: Option<Value>,
 }
 
 impl Inbound {
-    /// The parsed JSON value, if any.
+    /// The driver's (tolerant) parsed JSON value, if any.
     pub fn value(&self) -> Option<&Value> {
-        self.class.value.as_ref()
+        self.value.as_ref()
     }
 }
+
+/// Most lines a multi-line message may span before the driver gives up reassembling it.
+const MAX_REASSEMBLY_LINES: usize = 10_000;
+/// Most bytes a reassembled message may hold.
+const MAX_REASSEMBLY_BYTES: usize = 16 * 1024 * 1024;
 
 /// What a request produced.
 #[derive(Debug, Clone)]
@@ -99,7 +111,9 @@ impl Reply {
     }
     /// The error code, if this is an error response with an integer code.
     pub fn error_code(&self) -> Option<i64> {
-        self.error().and_then(|e| e.get("code")).and_then(Value::as_i64)
+        self.error()
+            .and_then(|e| e.get("code"))
+            .and_then(Value::as_i64)
     }
     /// A short description for evidence.
     pub fn describe(&self) -> String {
@@ -126,6 +140,7 @@ pub struct Client {
     /// Requests the server sent us (already answered).
     pub server_requests: Vec<Value>,
     next_id: i64,
+    partial: Option<(Vec<u8>, usize)>,
 }
 
 /// The client info parity sends (`initialize.clientInfo`, `_meta` clientInfo).
@@ -153,6 +168,7 @@ impl Client {
             inbox: Vec::new(),
             server_requests: Vec::new(),
             next_id: 1,
+            partial: None,
         }
     }
 
@@ -223,8 +239,12 @@ impl Client {
         match self.peer.recv(deadline).await {
             Recv::Line(line) => {
                 let class = classify(&line.bytes);
-                let inbound = Inbound { line, class };
-                if inbound.class.kind == Kind::Request {
+                let value = self.tolerant(&line, &class);
+                let inbound = Inbound { line, class, value };
+                let is_request = inbound.value().is_some_and(|v| {
+                    v.get("method").is_some_and(Value::is_string) && v.get("id").is_some()
+                });
+                if is_request {
                     if let Some(v) = inbound.value().cloned() {
                         let answer = answer_server_request(&v);
                         self.server_requests.push(v);
@@ -237,6 +257,39 @@ impl Client {
         }
     }
 
+    /// The tolerant reading of a line (see [`Inbound`]).
+    fn tolerant(&mut self, line: &Line, class: &Classified) -> Option<Value> {
+        if let Some((mut buf, n)) = self.partial.take() {
+            buf.push(b'\n');
+            buf.extend_from_slice(&line.bytes);
+            if let Ok(v) = serde_json::from_slice::<Value>(&buf) {
+                return Some(v);
+            }
+            if n < MAX_REASSEMBLY_LINES && buf.len() < MAX_REASSEMBLY_BYTES {
+                self.partial = Some((buf, n + 1));
+            }
+            return None;
+        }
+        if let Some(v) = &class.value {
+            return Some(v.clone());
+        }
+        let body = line
+            .bytes
+            .strip_prefix(&[0xEF, 0xBB, 0xBF][..])
+            .unwrap_or(&line.bytes);
+        if let Ok(v) = serde_json::from_slice::<Value>(body) {
+            return Some(v);
+        }
+        let starts_json = body
+            .iter()
+            .find(|b| !b.is_ascii_whitespace())
+            .is_some_and(|b| *b == b'{' || *b == b'[');
+        if starts_json && !line.over_cap {
+            self.partial = Some((body.to_vec(), 1));
+        }
+        None
+    }
+
     /// Waits for the response whose id equals `id` in value and type; everything else received
     /// meanwhile goes to the inbox.
     pub async fn wait_response(&mut self, id: &Value) -> Reply {
@@ -244,10 +297,13 @@ impl Client {
         loop {
             match self.next_inbound(deadline).await {
                 Ok(inb) => {
-                    let is_match = matches!(inb.class.kind, Kind::Response | Kind::Error)
-                        && inb.value().and_then(|v| v.get("id")) == Some(id);
+                    let is_match = inb.value().is_some_and(|v| {
+                        v.get("method").is_none()
+                            && (v.get("result").is_some() || v.get("error").is_some())
+                            && v.get("id") == Some(id)
+                    });
                     if is_match {
-                        if let Some(v) = inb.class.value.clone() {
+                        if let Some(v) = inb.value.clone() {
                             return Reply::Message(v);
                         }
                     }

@@ -267,7 +267,14 @@ impl Peer {
         let stderr = child.stderr.take();
         let (tx, rx) = mpsc::channel(256);
         if let Some(out) = stdout {
-            tokio::spawn(read_lines(out, spec.line_cap, Dir::S2c, start, log.clone(), tx));
+            tokio::spawn(read_lines(
+                out,
+                spec.line_cap,
+                Dir::S2c,
+                start,
+                log.clone(),
+                tx,
+            ));
         }
         let stderr_total = Arc::new(AtomicU64::new(0));
         if let Some(err) = stderr {
@@ -296,7 +303,14 @@ impl Peer {
         let start = Instant::now();
         let log: SharedLog = Arc::new(Mutex::new(Vec::new()));
         let (tx, rx) = mpsc::channel(256);
-        tokio::spawn(read_lines(reader, line_cap, Dir::S2c, start, log.clone(), tx));
+        tokio::spawn(read_lines(
+            reader,
+            line_cap,
+            Dir::S2c,
+            start,
+            log.clone(),
+            tx,
+        ));
         Peer {
             start,
             log,
@@ -421,7 +435,9 @@ impl Peer {
             return report;
         };
         let pgid = self.pid.map(|p| p as i32);
-        let mut status = tokio::time::timeout(grace.after_eof, child.wait()).await.ok();
+        let mut status = tokio::time::timeout(grace.after_eof, child.wait())
+            .await
+            .ok();
         if let Some(Ok(_)) = &status {
             report.exited_on_eof = true;
             report.eof_exit_ms = Some(ms(t0));
@@ -433,7 +449,9 @@ impl Peer {
                 step: "sigterm",
                 at_ms: ms(t0),
             });
-            status = tokio::time::timeout(grace.after_term, child.wait()).await.ok();
+            status = tokio::time::timeout(grace.after_term, child.wait())
+                .await
+                .ok();
             if !matches!(status, Some(Ok(_))) {
                 if let Some(pg) = pgid {
                     signal_group(pg, libc::SIGKILL);
@@ -492,7 +510,11 @@ impl Peer {
             return out;
         };
         for entry in dir.flatten() {
-            let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|s| s.parse::<i32>().ok())
+            else {
                 continue;
             };
             if Some(pid as u32) == self.pid && self.child.is_some() {
@@ -621,7 +643,9 @@ fn alive(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(s) => {
             // The state is the first field after the parenthesised command name.
-            let state = s.rsplit_once(')').and_then(|(_, r)| r.trim().chars().next());
+            let state = s
+                .rsplit_once(')')
+                .and_then(|(_, r)| r.trim().chars().next());
             !matches!(state, Some('Z') | Some('X') | None)
         }
         Err(_) => false,

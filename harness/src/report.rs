@@ -47,7 +47,10 @@ pub fn to_json(report: &RunReport) -> Value {
     let counts = report.counts();
     let mut summary = Map::new();
     for v in ORDER {
-        summary.insert(v.as_str().into(), json!(counts.get(&v).copied().unwrap_or(0)));
+        summary.insert(
+            v.as_str().into(),
+            json!(counts.get(&v).copied().unwrap_or(0)),
+        );
     }
     json!({
         "schema_version": REPORT_SCHEMA_VERSION,
@@ -71,7 +74,11 @@ pub fn write_json(report: &RunReport, path: &std::path::Path) -> std::io::Result
 /// Prints the console report: one line per case, the reason and evidence under every case that
 /// did not pass (evidence only with `verbose`, or for fails and warns), then the summary line
 /// `summary: N pass, N fail, N warn, N skip, N not-run, N timeout`.
-pub fn print_console(report: &RunReport, out: &mut dyn Write, verbose: bool) -> std::io::Result<()> {
+pub fn print_console(
+    report: &RunReport,
+    out: &mut dyn Write,
+    verbose: bool,
+) -> std::io::Result<()> {
     writeln!(out, "target: {}", report.target)?;
     let mut eras: Vec<_> = report.eras.iter().collect();
     eras.sort();

@@ -12,7 +12,9 @@ use crate::check::{
     Status, Timing, Verdict,
 };
 use crate::checks_mcp::{self, BINDING};
-use crate::mcp::{discover_means_modern, initialize_params, Client, Era, EraSupport, MODERN_REVISION};
+use crate::mcp::{
+    discover_means_modern, initialize_params, Client, Era, EraSupport, MODERN_REVISION,
+};
 use crate::peer::Peer;
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -103,7 +105,12 @@ impl RunReport {
     pub fn executed(&self) -> usize {
         self.cases
             .iter()
-            .filter(|c| matches!(c.verdict, Verdict::Pass | Verdict::Fail | Verdict::Warn | Verdict::Timeout))
+            .filter(|c| {
+                matches!(
+                    c.verdict,
+                    Verdict::Pass | Verdict::Fail | Verdict::Warn | Verdict::Timeout
+                )
+            })
             .count()
     }
     /// The exit code of DESIGN.md: 0 all as expected, 1 a failure or timeout, 3 nothing executed.
@@ -141,7 +148,12 @@ pub async fn detect_eras(target: &McpTarget, timing: Timing) -> (EraSupport, Val
     let modern = async {
         let mut notes = Vec::new();
         let Ok(peer) = Peer::spawn(&target.spec) else {
-            return (false, Vec::new(), Value::Null, vec!["the target did not start".to_string()]);
+            return (
+                false,
+                Vec::new(),
+                Value::Null,
+                vec!["the target did not start".to_string()],
+            );
         };
         let mut c = Client::new(peer, Era::Modern, MODERN_REVISION, timing.message);
         let reply = c.discover().await;
@@ -149,14 +161,25 @@ pub async fn detect_eras(target: &McpTarget, timing: Timing) -> (EraSupport, Val
         let (is_modern, versions, caps) = match &reply {
             Ok(r) => {
                 let m = discover_means_modern(r);
-                notes.push(format!("server/discover probe: {}", crate::util::clip(&r.describe(), 160)));
+                notes.push(format!(
+                    "server/discover probe: {}",
+                    crate::util::clip(&r.describe(), 160)
+                ));
                 let versions = r
                     .result()
                     .and_then(|x| x.get("supportedVersions"))
                     .and_then(Value::as_array)
-                    .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|v| v.as_str().map(str::to_string))
+                            .collect()
+                    })
                     .unwrap_or_default();
-                let caps = r.result().and_then(|x| x.get("capabilities")).cloned().unwrap_or(Value::Null);
+                let caps = r
+                    .result()
+                    .and_then(|x| x.get("capabilities"))
+                    .cloned()
+                    .unwrap_or(Value::Null);
                 (m, versions, caps)
             }
             Err(e) => {
@@ -184,8 +207,19 @@ pub async fn detect_eras(target: &McpTarget, timing: Timing) -> (EraSupport, Val
                     .and_then(Value::as_str)
                     .filter(|v| crate::mcp::LEGACY_REVISIONS.contains(v))
                     .map(str::to_string);
-                let caps = r.result().and_then(|x| x.get("capabilities")).cloned().unwrap_or(Value::Null);
-                (v, caps, format!("initialize probe: {}", crate::util::clip(&r.describe(), 160)))
+                let caps = r
+                    .result()
+                    .and_then(|x| x.get("capabilities"))
+                    .cloned()
+                    .unwrap_or(Value::Null);
+                (
+                    v,
+                    caps,
+                    format!(
+                        "initialize probe: {}",
+                        crate::util::clip(&r.describe(), 160)
+                    ),
+                )
             }
             Err(e) => (None, Value::Null, format!("initialize probe: {e}")),
         }
@@ -246,7 +280,8 @@ pub async fn run_mcp(target: McpTarget, opts: &RunOptions) -> Result<RunReport, 
     let keep = glob_set(&opts.filter)?;
     let drop = glob_set(&opts.skip)?;
     let selected = |id: &str| {
-        keep.as_ref().is_none_or(|k| k.is_match(id)) && drop.as_ref().is_none_or(|d| !d.is_match(id))
+        keep.as_ref().is_none_or(|k| k.is_match(id))
+            && drop.as_ref().is_none_or(|d| !d.is_match(id))
     };
     let target = Arc::new(target);
     let (support, lcaps, mcaps) = detect_eras(&target, opts.timing).await;
@@ -276,16 +311,23 @@ pub async fn run_mcp(target: McpTarget, opts: &RunOptions) -> Result<RunReport, 
         }
     }
 
+    let mut era_runs = Vec::new();
     for (era, rev, caps) in era_plans {
         let facts = Arc::new(ServerFacts { capabilities: caps });
         let mut planned: Vec<Planned> = Vec::new();
         for check in &catalogue {
             if check.revs.contains(&rev) {
-                planned.push(Planned { check: *check, revision: rev.clone() });
+                planned.push(Planned {
+                    check: *check,
+                    revision: rev.clone(),
+                });
             } else if let crate::check::Revs::Only(pins) = check.revs {
                 for pin in pins {
                     if Era::of(pin) == era {
-                        planned.push(Planned { check: *check, revision: pin.to_string() });
+                        planned.push(Planned {
+                            check: *check,
+                            revision: pin.to_string(),
+                        });
                     }
                 }
             }
@@ -294,8 +336,26 @@ pub async fn run_mcp(target: McpTarget, opts: &RunOptions) -> Result<RunReport, 
         if planned.is_empty() {
             continue;
         }
-        let era_results = run_era(&target, &facts, planned, opts).await;
-        results.extend(era_results);
+        era_runs.push((facts, planned));
+    }
+    // Eras run concurrently, sharing one bound on parallel cases.
+    let sem = Arc::new(tokio::sync::Semaphore::new(opts.jobs.max(1)));
+    let mut set = tokio::task::JoinSet::new();
+    for (i, (facts, planned)) in era_runs.into_iter().enumerate() {
+        let target = target.clone();
+        let sem = sem.clone();
+        let timing = opts.timing;
+        set.spawn(async move { (i, run_era(&target, &facts, planned, timing, sem).await) });
+    }
+    let mut per_era: Vec<(usize, Vec<CaseResult>)> = Vec::new();
+    while let Some(joined) = set.join_next().await {
+        if let Ok(r) = joined {
+            per_era.push(r);
+        }
+    }
+    per_era.sort_by_key(|(i, _)| *i);
+    for (_, r) in per_era {
+        results.extend(r);
     }
     Ok(RunReport {
         target: target.name.clone(),
@@ -310,9 +370,9 @@ async fn run_era(
     target: &Arc<McpTarget>,
     facts: &Arc<ServerFacts>,
     planned: Vec<Planned>,
-    opts: &RunOptions,
+    timing: Timing,
+    sem: Arc<tokio::sync::Semaphore>,
 ) -> Vec<CaseResult> {
-    let sem = Arc::new(tokio::sync::Semaphore::new(opts.jobs.max(1)));
     let logs: Arc<Mutex<HashMap<String, Vec<SessionLog>>>> = Arc::new(Mutex::new(HashMap::new()));
     let mut handles = Vec::new();
     let (monitors, actives): (Vec<Planned>, Vec<Planned>) = planned
@@ -325,12 +385,18 @@ async fn run_era(
     for rev in monitor_revs {
         let target = target.clone();
         let facts = facts.clone();
-        let timing = opts.timing;
+        let timing = timing;
         let sem = sem.clone();
         let logs = logs.clone();
         handles.push(tokio::spawn(async move {
             let _permit = sem.acquire().await;
-            let ctx = Ctx::new(target, &rev, timing, facts, format!("monitor-session#{rev}"));
+            let ctx = Ctx::new(
+                target,
+                &rev,
+                timing,
+                facts,
+                format!("monitor-session#{rev}"),
+            );
             let _ = tokio::time::timeout(timing.case, monitor_session(&ctx)).await;
             if let Ok(mut l) = logs.lock() {
                 l.entry(rev.clone()).or_default().extend(ctx.take_logs());
@@ -341,7 +407,7 @@ async fn run_era(
     for p in actives {
         let target = target.clone();
         let facts = facts.clone();
-        let timing = opts.timing;
+        let timing = timing;
         let sem = sem.clone();
         let logs = logs.clone();
         handles.push(tokio::spawn(async move {
@@ -366,12 +432,17 @@ async fn run_era(
                 None => {
                     let mut r = to_result(&p.check, &p.revision, Finding::pass(Vec::new()), ms);
                     r.verdict = Verdict::Timeout;
-                    r.message = format!("the case ran past its {} ms deadline", timing.case.as_millis());
+                    r.message = format!(
+                        "the case ran past its {} ms deadline",
+                        timing.case.as_millis()
+                    );
                     r
                 }
             };
             if let Ok(mut l) = logs.lock() {
-                l.entry(p.revision.clone()).or_default().extend(ctx.take_logs());
+                l.entry(p.revision.clone())
+                    .or_default()
+                    .extend(ctx.take_logs());
             }
             Some(result)
         }));
@@ -384,15 +455,25 @@ async fn run_era(
     }
     let all_logs = logs.lock().map(|l| l.clone()).unwrap_or_default();
     for p in &monitors {
-        let CheckKind::Monitor(f) = p.check.kind else { continue };
+        let CheckKind::Monitor(f) = p.check.kind else {
+            continue;
+        };
         let t0 = Instant::now();
         let sessions = all_logs.get(&p.revision).cloned().unwrap_or_default();
         let finding = if sessions.is_empty() {
             Finding::not_run("no session was recorded", Vec::new())
         } else {
-            f(&MonitorInput { revision: &p.revision, sessions: &sessions })
+            f(&MonitorInput {
+                revision: &p.revision,
+                sessions: &sessions,
+            })
         };
-        let r = to_result(&p.check, &p.revision, finding, t0.elapsed().as_millis() as u64);
+        let r = to_result(
+            &p.check,
+            &p.revision,
+            finding,
+            t0.elapsed().as_millis() as u64,
+        );
         by_id.insert(r.id.clone(), r);
     }
     planned
@@ -411,7 +492,9 @@ async fn monitor_session(ctx: &Ctx) {
                 Some(c) => json!({"cursor": c}),
                 None => json!({}),
             };
-            let Ok(reply) = c.request("tools/list", params).await else { break };
+            let Ok(reply) = c.request("tools/list", params).await else {
+                break;
+            };
             cursor = reply.result().and_then(|r| r.get("nextCursor")).cloned();
             if cursor.is_none() {
                 break;

@@ -101,7 +101,9 @@ pub async fn rows(jobs: usize) -> Vec<Row> {
             set.spawn(async move { (name, run_mcp(fake_target(name), &o).await) });
         }
         while let Some(joined) = set.join_next().await {
-            let Ok((name, Ok(report))) = joined else { continue };
+            let Ok((name, Ok(report))) = joined else {
+                continue;
+            };
             for (check, v) in worst_per_check(&report) {
                 if let Some(r) = rows.get_mut(&check) {
                     r.caught_by.push((name.to_string(), v));
@@ -116,8 +118,14 @@ pub async fn rows(jobs: usize) -> Vec<Row> {
             }
         }
     }
-    let order: Vec<String> = checks_mcp::catalogue().iter().map(|c| c.id.to_string()).collect();
-    order.into_iter().filter_map(|id| rows.remove(&id)).collect()
+    let order: Vec<String> = checks_mcp::catalogue()
+        .iter()
+        .map(|c| c.id.to_string())
+        .collect();
+    order
+        .into_iter()
+        .filter_map(|id| rows.remove(&id))
+        .collect()
 }
 
 /// Runs the self-test, prints the table and returns the exit code (0 all caught and clean,
@@ -125,14 +133,21 @@ pub async fn rows(jobs: usize) -> Vec<Row> {
 pub async fn run(jobs: usize) -> i32 {
     let rows = rows(jobs).await;
     let mut ok = true;
-    println!("{:<36} {:<10} {:<10} caught by", "check", "level", "reference");
+    println!(
+        "{:<36} {:<10} {:<10} caught by",
+        "check", "level", "reference"
+    );
     for r in &rows {
         let caught: Vec<String> = r
             .caught_by
             .iter()
             .map(|(f, v)| format!("{f}={}", v.as_str()))
             .collect();
-        let status = if r.caught() && r.reference_clean() { "" } else { "  <-- NOT PROVEN" };
+        let status = if r.caught() && r.reference_clean() {
+            ""
+        } else {
+            "  <-- NOT PROVEN"
+        };
         if !status.is_empty() {
             ok = false;
         }
@@ -141,12 +156,22 @@ pub async fn run(jobs: usize) -> i32 {
             r.check,
             r.level,
             r.reference.map(|v| v.as_str()).unwrap_or("(none)"),
-            if caught.is_empty() { "(no fault)".to_string() } else { caught.join(", ") },
+            if caught.is_empty() {
+                "(no fault)".to_string()
+            } else {
+                caught.join(", ")
+            },
             status
         );
     }
-    let proven = rows.iter().filter(|r| r.caught() && r.reference_clean()).count();
-    println!("selftest: {proven} of {} checks caught by a faulty peer with the reference clean", rows.len());
+    let proven = rows
+        .iter()
+        .filter(|r| r.caught() && r.reference_clean())
+        .count();
+    println!(
+        "selftest: {proven} of {} checks caught by a faulty peer with the reference clean",
+        rows.len()
+    );
     if ok {
         0
     } else {

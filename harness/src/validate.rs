@@ -76,7 +76,14 @@ pub fn validate_result(method: &str, result: &Value, revision: &str) -> Vec<Stri
             None => errs.push("result.resultType is missing".into()),
         }
     }
-    opt_type(o, "_meta", Value::is_object, "an object", "result", &mut errs);
+    opt_type(
+        o,
+        "_meta",
+        Value::is_object,
+        "an object",
+        "result",
+        &mut errs,
+    );
     match method {
         "initialize" => {
             want_str(o, "protocolVersion", "result", &mut errs);
@@ -91,7 +98,14 @@ pub fn validate_result(method: &str, result: &Value, revision: &str) -> Vec<Stri
                 }
                 _ => errs.push("result.serverInfo is missing or not an object".into()),
             }
-            opt_type(o, "instructions", Value::is_string, "a string", "result", &mut errs);
+            opt_type(
+                o,
+                "instructions",
+                Value::is_string,
+                "a string",
+                "result",
+                &mut errs,
+            );
         }
         "server/discover" => {
             match o.get("supportedVersions") {
@@ -103,7 +117,14 @@ pub fn validate_result(method: &str, result: &Value, revision: &str) -> Vec<Stri
                 _ => errs.push("result.capabilities is missing or not an object".into()),
             }
             cache_hints(o, &mut errs);
-            opt_type(o, "instructions", Value::is_string, "a string", "result", &mut errs);
+            opt_type(
+                o,
+                "instructions",
+                Value::is_string,
+                "a string",
+                "result",
+                &mut errs,
+            );
         }
         "tools/list" => {
             match o.get("tools") {
@@ -114,7 +135,14 @@ pub fn validate_result(method: &str, result: &Value, revision: &str) -> Vec<Stri
                 }
                 _ => errs.push("result.tools is missing or not an array".into()),
             }
-            opt_type(o, "nextCursor", Value::is_string, "a string", "result", &mut errs);
+            opt_type(
+                o,
+                "nextCursor",
+                Value::is_string,
+                "a string",
+                "result",
+                &mut errs,
+            );
             if modern {
                 cache_hints(o, &mut errs);
             }
@@ -129,7 +157,14 @@ pub fn validate_result(method: &str, result: &Value, revision: &str) -> Vec<Stri
                 }
                 _ => errs.push("result.content is missing or not an array".into()),
             }
-            opt_type(o, "isError", Value::is_boolean, "a boolean", "result", &mut errs);
+            opt_type(
+                o,
+                "isError",
+                Value::is_boolean,
+                "a boolean",
+                "result",
+                &mut errs,
+            );
             if revision != "2024-11-05" && revision != "2025-03-26" && !modern {
                 opt_type(
                     o,

@@ -350,13 +350,19 @@ mod tests {
     #[test]
     fn classification_follows_json_rpc() {
         let k = |v: Value| classify_value(&v);
-        assert_eq!(k(json!({"jsonrpc":"2.0","id":0,"method":"m"})), Kind::Request);
+        assert_eq!(
+            k(json!({"jsonrpc":"2.0","id":0,"method":"m"})),
+            Kind::Request
+        );
         assert_eq!(k(json!({"jsonrpc":"2.0","method":"m"})), Kind::Notification);
         assert!(matches!(
             k(json!({"jsonrpc":"2.0","id":null,"method":"m"})),
             Kind::Invalid(_)
         ));
-        assert_eq!(k(json!({"jsonrpc":"2.0","id":"1","result":{}})), Kind::Response);
+        assert_eq!(
+            k(json!({"jsonrpc":"2.0","id":"1","result":{}})),
+            Kind::Response
+        );
         assert_eq!(
             k(json!({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}})),
             Kind::Error
@@ -369,7 +375,10 @@ mod tests {
             k(json!({"jsonrpc":"1.0","id":1,"result":{}})),
             Kind::Invalid(_)
         ));
-        assert_eq!(k(json!([{"jsonrpc":"2.0","id":1,"method":"m"}])), Kind::Batch);
+        assert_eq!(
+            k(json!([{"jsonrpc":"2.0","id":1,"method":"m"}])),
+            Kind::Batch
+        );
         assert!(matches!(k(json!([])), Kind::Invalid(_)));
     }
 

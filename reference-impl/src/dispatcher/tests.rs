@@ -95,6 +95,18 @@ fn catalogue_lists_every_code_once_with_stable_strings() -> TestResult {
 }
 
 #[test]
+fn reference_doc_lists_the_catalogue_verbatim() -> TestResult {
+    let doc = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/reference.md"),
+    )?;
+    for (code, description) in catalogue() {
+        let row = format!("| `{code}` | {description} |");
+        assert!(doc.contains(&row), "docs/reference.md lacks the row {row}");
+    }
+    Ok(())
+}
+
+#[test]
 fn outcome_serializes_as_flat_objects() -> TestResult {
     let cases = [
         (
