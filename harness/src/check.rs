@@ -104,6 +104,8 @@ pub enum Status {
     Skip(String),
     /// The check could not run; the text says why.
     NotRun(String),
+    /// The peer did not answer within a deadline, so the requirement could not be judged.
+    Timeout(String),
 }
 
 /// A status plus the evidence behind it.
@@ -257,6 +259,10 @@ pub struct McpTarget {
     /// A tool call the target declares slow enough to be cancelled in flight
     /// (`name`, `arguments`); `None` when it declares none.
     pub slow_call: Option<(String, Value)>,
+    /// The target serves the bundled reference dispatcher and its seeded workspace (the
+    /// reference itself, or a faulty peer wrapping it): scenarios with `targets: [reference]`
+    /// run only then.
+    pub reference: bool,
 }
 
 /// Deadlines and graces for one run.

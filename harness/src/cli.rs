@@ -5,7 +5,7 @@
 use crate::check::{CheckKind, McpTarget, Timing};
 use crate::checks_mcp;
 use crate::peer::PeerSpec;
-use crate::run::{run_mcp, EraSel, RunOptions};
+use crate::run::{run_mcp_with_scenarios, EraSel, RunOptions};
 use clap::{Parser, Subcommand};
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -35,6 +35,9 @@ enum Command {
         /// Print the Markdown check catalogue (docs/checks.md).
         #[arg(long, conflicts_with = "json")]
         markdown: bool,
+        /// Also list the scenarios of this directory (every `*.yaml`/`*.yml`, recursively).
+        #[arg(long, value_name = "DIR")]
+        scenarios: Vec<PathBuf>,
     },
     /// Run every check against its faulty peers and the clean reference, and print the table.
     Selftest {
@@ -98,7 +101,8 @@ struct RunArgs {
     #[arg(long, default_value_t = 8)]
     jobs: usize,
     /// Multiply every deadline by this factor (slow machines, slow servers).
-    #[arg(long, default_value_t = 1.0)]
+    /// Negative numbers are taken as values, so `-1` is refused by name, not as an unknown flag.
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     timeout_multiplier: f64,
     /// A tool call the target declares slow enough to cancel in flight, as JSON
     /// `{"name": "...", "arguments": {...}}`. The reference's is declared by default.
@@ -107,6 +111,10 @@ struct RunArgs {
     /// Print evidence for every case that did not pass.
     #[arg(long, short)]
     verbose: bool,
+    /// Also run the scenario files of this directory (every `*.yaml`/`*.yml`, recursively,
+    /// sorted; see docs/scenarios.md). The shipped scenarios always run. Repeatable.
+    #[arg(long, value_name = "DIR")]
+    scenarios: Vec<PathBuf>,
 }
 
 /// Parses the command line and runs it; returns the process exit code.
@@ -121,7 +129,11 @@ pub async fn main() -> i32 {
     };
     match cli.command {
         Command::Run(args) => cmd_run(args).await,
-        Command::List { json, markdown } => cmd_list(json, markdown),
+        Command::List {
+            json,
+            markdown,
+            scenarios,
+        } => cmd_list(json, markdown, &scenarios),
         Command::Selftest { jobs } => crate::selftest::run(jobs).await,
         Command::Reference { surface } => match surface {
             ReferenceCmd::Mcp(a) => serve_reference(a).await,
@@ -140,6 +152,7 @@ pub fn reference_target() -> McpTarget {
         name: "parity reference mcp".into(),
         spec: PeerSpec::new(exe, vec!["reference".into(), "mcp".into()]),
         slow_call: Some(reference_slow_call()),
+        reference: true,
     }
 }
 
@@ -153,6 +166,8 @@ pub fn fake_target(name: &str) -> McpTarget {
     let mut t = reference_target();
     t.name = format!("parity fake {name}");
     t.spec.args = vec!["fake".into(), name.into()];
+    // A faulty peer wraps the reference dispatcher and workspace.
+    t.reference = true;
     t
 }
 
@@ -164,6 +179,7 @@ async fn cmd_run(args: RunArgs) -> i32 {
                 name: cmd.clone(),
                 spec,
                 slow_call: None,
+                reference: false,
             },
             Err(e) => {
                 eprintln!("error: --mcp: {e}");
@@ -191,7 +207,15 @@ async fn cmd_run(args: RunArgs) -> i32 {
         jobs: args.jobs.max(1),
         timing: Timing::scaled(args.timeout_multiplier),
     };
-    let report = match run_mcp(target, &opts).await {
+    // --- scenarios (crate::scenario): shipped + --scenarios, malformed → exit 2 ---
+    let scenarios = match crate::scenario::load_all(&args.scenarios) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let report = match run_mcp_with_scenarios(target, &opts, &scenarios).await {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");
@@ -230,14 +254,22 @@ fn parse_slow_call(s: &str) -> Result<(String, Value), String> {
     Ok((name.to_string(), args))
 }
 
-fn cmd_list(as_json: bool, markdown: bool) -> i32 {
+fn cmd_list(as_json: bool, markdown: bool, scenario_dirs: &[PathBuf]) -> i32 {
     let cat = checks_mcp::catalogue();
     if markdown {
         print!("{}", crate::catalogue_doc::markdown());
         return 0;
     }
+    // --- scenarios (crate::scenario): listed after the checks ---
+    let scenarios = match crate::scenario::load_all(scenario_dirs) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
     if as_json {
-        let items: Vec<Value> = cat
+        let mut items: Vec<Value> = cat
             .iter()
             .map(|c| {
                 json!({
@@ -253,6 +285,21 @@ fn cmd_list(as_json: bool, markdown: bool) -> i32 {
                 })
             })
             .collect();
+        items.extend(scenarios.iter().map(|s| {
+            json!({
+                "id": s.id,
+                "binding": checks_mcp::BINDING,
+                "kind": "scenario",
+                "level": s.level.as_str(),
+                "revisions": s.revisions(),
+                "capability": s.capability,
+                "spec": s.spec_url("2025-11-25"),
+                "requirement": s.description,
+                "quote": s.quote_or_description(),
+                "source": s.source,
+                "targets": if s.reference_only { json!(["reference"]) } else { json!([]) },
+            })
+        }));
         println!(
             "{}",
             serde_json::to_string_pretty(&items).unwrap_or_default()
@@ -266,6 +313,15 @@ fn cmd_list(as_json: bool, markdown: bool) -> i32 {
             c.level.as_str(),
             c.revs.describe(),
             c.spec_url("2025-11-25")
+        );
+    }
+    for s in &scenarios {
+        println!(
+            "{:<36} {:<10} {:<24} {}",
+            s.id,
+            s.level.as_str(),
+            s.revisions(),
+            s.spec_url("2025-11-25")
         );
     }
     0

@@ -315,6 +315,26 @@ impl Client {
         }
     }
 
+    /// Waits for the next response (a message with `result` or `error` and no `method`) until
+    /// the per-message deadline; notifications and server requests received meanwhile go to
+    /// the inbox (server requests are answered).
+    pub async fn next_response(&mut self) -> Result<Inbound, Recv> {
+        let deadline = Instant::now() + self.timeout;
+        loop {
+            let inb = self.next_inbound(deadline).await?;
+            let is_response = inb.value().is_some_and(|v| {
+                v.is_array()
+                    || (v.get("method").is_none()
+                        && (v.get("result").is_some() || v.get("error").is_some()))
+            });
+            // A line that is not JSON at all is returned too: the caller judges it.
+            if is_response || inb.value().is_none() && self.partial.is_none() {
+                return Ok(inb);
+            }
+            self.inbox.push(inb);
+        }
+    }
+
     /// Waits for the next message of any kind until the per-message deadline.
     pub async fn next_message(&mut self) -> Result<Inbound, Recv> {
         let deadline = Instant::now() + self.timeout;

@@ -130,8 +130,11 @@ impl RunReport {
     }
 }
 
-fn era_cache() -> &'static Mutex<HashMap<String, (EraSupport, Value, Value)>> {
-    static CACHE: OnceLock<Mutex<HashMap<String, (EraSupport, Value, Value)>>> = OnceLock::new();
+/// Era support plus the legacy and modern capabilities, per target command.
+type EraCache = Mutex<HashMap<String, (EraSupport, Value, Value)>>;
+
+fn era_cache() -> &'static EraCache {
+    static CACHE: OnceLock<EraCache> = OnceLock::new();
     CACHE.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
@@ -272,10 +275,26 @@ fn glob_set(globs: &[String]) -> Result<Option<globset::GlobSet>, String> {
     b.build().map(Some).map_err(|e| e.to_string())
 }
 
-/// Runs the MCP stdio profile against a target.
+/// Runs the MCP stdio profile against a target: the check catalogue plus the shipped scenarios
+/// (`crate::scenario::shipped`).
 ///
 /// Errors: an invalid `--filter`/`--skip` glob (a usage error).
 pub async fn run_mcp(target: McpTarget, opts: &RunOptions) -> Result<RunReport, String> {
+    // --- scenarios (crate::scenario) ---
+    let scenarios = crate::scenario::load_all(&[])?;
+    run_mcp_with_scenarios(target, opts, &scenarios).await
+}
+
+/// Runs the MCP stdio profile against a target: the check catalogue plus exactly the given
+/// scenarios (see `crate::scenario::load_all`), each as one case per era it applies to, at the
+/// revision chosen for that era.
+///
+/// Errors: an invalid `--filter`/`--skip` glob (a usage error).
+pub async fn run_mcp_with_scenarios(
+    target: McpTarget,
+    opts: &RunOptions,
+    scenarios: &[Arc<crate::scenario::Scenario>],
+) -> Result<RunReport, String> {
     let started = Instant::now();
     let keep = glob_set(&opts.filter)?;
     let drop = glob_set(&opts.skip)?;
@@ -333,19 +352,29 @@ pub async fn run_mcp(target: McpTarget, opts: &RunOptions) -> Result<RunReport, 
             }
         }
         planned.retain(|p| selected(&case_id(p.check.id, &p.revision)));
-        if planned.is_empty() {
+        // --- scenarios (crate::scenario): one case per scenario of this era ---
+        let scenario_cases: Vec<(Arc<crate::scenario::Scenario>, String)> = scenarios
+            .iter()
+            .filter(|s| s.runs_in(era))
+            .filter(|s| selected(&crate::scenario::case_id(s, &rev)))
+            .map(|s| (s.clone(), rev.clone()))
+            .collect();
+        if planned.is_empty() && scenario_cases.is_empty() {
             continue;
         }
-        era_runs.push((facts, planned));
+        era_runs.push((facts, planned, scenario_cases));
     }
     // Eras run concurrently, sharing one bound on parallel cases.
     let sem = Arc::new(tokio::sync::Semaphore::new(opts.jobs.max(1)));
     let mut set = tokio::task::JoinSet::new();
-    for (i, (facts, planned)) in era_runs.into_iter().enumerate() {
+    for (i, (facts, planned, scenario_cases)) in era_runs.into_iter().enumerate() {
         let target = target.clone();
         let sem = sem.clone();
         let timing = opts.timing;
-        set.spawn(async move { (i, run_era(&target, &facts, planned, timing, sem).await) });
+        set.spawn(async move {
+            let r = run_era(&target, &facts, planned, scenario_cases, timing, sem).await;
+            (i, r)
+        });
     }
     let mut per_era: Vec<(usize, Vec<CaseResult>)> = Vec::new();
     while let Some(joined) = set.join_next().await {
@@ -370,6 +399,7 @@ async fn run_era(
     target: &Arc<McpTarget>,
     facts: &Arc<ServerFacts>,
     planned: Vec<Planned>,
+    scenario_cases: Vec<(Arc<crate::scenario::Scenario>, String)>,
     timing: Timing,
     sem: Arc<tokio::sync::Semaphore>,
 ) -> Vec<CaseResult> {
@@ -385,7 +415,6 @@ async fn run_era(
     for rev in monitor_revs {
         let target = target.clone();
         let facts = facts.clone();
-        let timing = timing;
         let sem = sem.clone();
         let logs = logs.clone();
         handles.push(tokio::spawn(async move {
@@ -407,7 +436,6 @@ async fn run_era(
     for p in actives {
         let target = target.clone();
         let facts = facts.clone();
-        let timing = timing;
         let sem = sem.clone();
         let logs = logs.clone();
         handles.push(tokio::spawn(async move {
@@ -447,6 +475,25 @@ async fn run_era(
             Some(result)
         }));
     }
+    // --- scenarios (crate::scenario): active cases; their sessions feed the monitors ---
+    let mut scenario_ids = Vec::new();
+    for (scenario, rev) in scenario_cases {
+        scenario_ids.push(crate::scenario::case_id(&scenario, &rev));
+        let target = target.clone();
+        let facts = facts.clone();
+        let sem = sem.clone();
+        let logs = logs.clone();
+        handles.push(tokio::spawn(async move {
+            let _permit = sem.acquire().await;
+            let id = crate::scenario::case_id(&scenario, &rev);
+            let ctx = Ctx::new(target, &rev, timing, facts, id);
+            let result = crate::scenario::run_case_timed(&ctx, &scenario).await;
+            if let Ok(mut l) = logs.lock() {
+                l.entry(rev.clone()).or_default().extend(ctx.take_logs());
+            }
+            Some(result)
+        }));
+    }
     let mut by_id: HashMap<String, CaseResult> = HashMap::new();
     for h in handles {
         if let Ok(Some(r)) = h.await {
@@ -476,10 +523,13 @@ async fn run_era(
         );
         by_id.insert(r.id.clone(), r);
     }
-    planned
+    let mut out: Vec<CaseResult> = planned
         .iter()
         .filter_map(|p| by_id.remove(&case_id(p.check.id, &p.revision)))
-        .collect()
+        .collect();
+    // --- scenarios (crate::scenario): after the checks, in scenario order ---
+    out.extend(scenario_ids.iter().filter_map(|id| by_id.remove(id)));
+    out
 }
 
 /// The monitors' own session: handshake, a full tools listing, the probe, then shutdown.
@@ -513,6 +563,7 @@ fn to_result(check: &Check, revision: &str, f: Finding, duration_ms: u64) -> Cas
         Status::Advisory(m) => (Verdict::Warn, m),
         Status::Skip(m) => (Verdict::Skip, m),
         Status::NotRun(m) => (Verdict::NotRun, m),
+        Status::Timeout(m) => (Verdict::Timeout, m),
     };
     CaseResult {
         id: case_id(check.id, revision),

@@ -130,7 +130,7 @@ pub fn validate_result(method: &str, result: &Value, revision: &str) -> Vec<Stri
             match o.get("tools") {
                 Some(Value::Array(tools)) => {
                     for (i, t) in tools.iter().enumerate() {
-                        validate_tool(t, &format!("result.tools[{i}]"), &mut errs);
+                        validate_tool_at(t, revision, &format!("result.tools[{i}]"), &mut errs);
                     }
                 }
                 _ => errs.push("result.tools is missing or not an array".into()),
@@ -194,14 +194,26 @@ fn cache_hints(o: &serde_json::Map<String, Value>, errs: &mut Vec<String>) {
     }
 }
 
-/// Validates one `Tool` definition: string `name`, `inputSchema` an object whose `type` is
-/// `"object"`, optional string `title`/`description`, optional object `annotations` and
-/// `outputSchema` (whose `type` is `"object"` too).
+/// Validates one `Tool` definition at the strictest legacy reading (2025-11-25); see
+/// [`validate_tool_at`].
 pub fn validate_tool(t: &Value, path: &str, errs: &mut Vec<String>) {
+    validate_tool_at(t, "2025-11-25", path, errs);
+}
+
+/// Validates one `Tool` definition as `revision` defines it: string `name`, `inputSchema` an
+/// object whose `type` is `"object"`, optional string `description`; optional object
+/// `annotations` (from 2025-03-26); optional string `title` and optional object `outputSchema`
+/// (from 2025-06-18), whose `type` must be `"object"` in 2025-06-18 and 2025-11-25 but may be
+/// any JSON Schema in 2026-07-28 (where `structuredContent` may be any JSON value). Members a
+/// revision does not define are not checked, as the revision's schema allows any extra member.
+pub fn validate_tool_at(t: &Value, revision: &str, path: &str, errs: &mut Vec<String>) {
     let Some(o) = t.as_object() else {
         errs.push(format!("{path} is not an object"));
         return;
     };
+    let has_annotations = revision != "2024-11-05";
+    let has_title_and_output = has_annotations && revision != "2025-03-26";
+    let modern = Era::of(revision) == Era::Modern;
     want_str(o, "name", path, errs);
     match o.get("inputSchema") {
         Some(Value::Object(s)) => {
@@ -212,13 +224,17 @@ pub fn validate_tool(t: &Value, path: &str, errs: &mut Vec<String>) {
         Some(_) => errs.push(format!("{path}.inputSchema is not an object")),
         None => errs.push(format!("{path}.inputSchema is missing")),
     }
-    opt_type(o, "title", Value::is_string, "a string", path, errs);
     opt_type(o, "description", Value::is_string, "a string", path, errs);
-    opt_type(o, "annotations", Value::is_object, "an object", path, errs);
-    if let Some(os) = o.get("outputSchema") {
-        match os {
-            Value::Object(s) if s.get("type") == Some(&Value::String("object".into())) => {}
-            _ => errs.push(format!("{path}.outputSchema is not an object schema")),
+    if has_annotations {
+        opt_type(o, "annotations", Value::is_object, "an object", path, errs);
+    }
+    if has_title_and_output {
+        opt_type(o, "title", Value::is_string, "a string", path, errs);
+        match o.get("outputSchema") {
+            None => {}
+            Some(Value::Object(_)) if modern => {}
+            Some(Value::Object(s)) if s.get("type") == Some(&Value::String("object".into())) => {}
+            Some(_) => errs.push(format!("{path}.outputSchema is not an object schema")),
         }
     }
 }

@@ -1,0 +1,314 @@
+//! Bad peers (hang, huge line, binary garbage, stderr flood, exit mid-call, a `setsid`
+//! grandchild): each gets a verdict within its deadline, the run goes on, `parity` never dies of
+//! a signal, and no descendant of a peer outlives the run.
+//!
+//! "No descendant outlives the run" is checked precisely: the harness tags every peer it starts
+//! (and so every descendant) with `PARITY_PEER_MARK=<harness pid>-<n>`, so after a run exits we
+//! look for live processes whose marker starts with that run's own pid. Runs of other tests,
+//! in parallel, carry other pids.
+//!
+//! The runs are serialized (one lock) so that six runs, each with up to eight peers, do not
+//! compete for two cores; deadlines are upper bounds, never timed assertions.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{fake_cmd, kill_marked, kill_pid, marked_processes, parity, run_json, Run};
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+const LEGACY: &str = "2025-11-25";
+const MODERN: &str = "2026-07-28";
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Runs `parity run --mcp "<parity> fake <fault>" <extra>` with a JSON report, and checks what
+/// every bad-peer run must hold: it exited (no signal) with one of `codes`, the report's
+/// `exit_code` agrees, and no process carrying this run's peer marker is still alive.
+fn run_bad(fault: &str, extra: &[&str], codes: &[i32]) -> Run {
+    let mcp = fake_cmd(fault);
+    let mut args = vec!["run", "--mcp", &mcp];
+    args.extend_from_slice(extra);
+    let r = run_json(&args);
+    let prefix = format!("{}-", r.pid);
+    let left = marked_processes(&prefix);
+    // Clean up before asserting, so a failure does not leak processes into other tests.
+    kill_marked(&prefix);
+    assert!(
+        left.is_empty(),
+        "{fault}: processes of this run outlived it: {left:?}\n{r}"
+    );
+    assert_eq!(r.signal, None, "{fault}: parity died of a signal\n{r}");
+    assert!(
+        r.code.is_some_and(|c| codes.contains(&c)),
+        "{fault}: exit code {:?}, expected one of {codes:?}\n{r}",
+        r.code
+    );
+    if let Some(report) = &r.report {
+        assert_eq!(
+            report.get("exit_code").and_then(|v| v.as_i64()),
+            r.code.map(i64::from),
+            "{fault}: report exit_code\n{r}"
+        );
+    }
+    r
+}
+
+fn case(check: &str, rev: &str) -> String {
+    format!("{check}@mcp-stdio#{rev}")
+}
+
+/// Asserts every reported case got a verdict other than `timeout` (a hang would show as one).
+fn no_case_timed_out(r: &Run) {
+    let timed_out: Vec<&String> = r
+        .cases()
+        .iter()
+        .filter(|(_, c)| c.get("verdict").and_then(|v| v.as_str()) == Some("timeout"))
+        .map(|(id, _)| id)
+        .collect();
+    assert!(timed_out.is_empty(), "cases timed out: {timed_out:?}\n{r}");
+}
+
+#[test]
+fn hang_could_not_run_and_is_killed() {
+    let _g = serial();
+    let r = run_bad("hang", &["--timeout-multiplier", "0.3"], &[3]);
+    assert!(r.cases().is_empty(), "{r}");
+    assert!(r.stdout.contains("no check executed"), "{r}");
+    let notes = r
+        .report
+        .as_ref()
+        .and_then(|v| v.get("notes"))
+        .map(|n| n.to_string())
+        .unwrap_or_default();
+    assert!(notes.contains("no response before the deadline"), "{r}");
+}
+
+#[test]
+fn huge_line_fails_stdout_purity_without_crashing() {
+    let _g = serial();
+    // Only the monitors' sessions and the era probes: four 64 MiB lines instead of ~100. The
+    // multiplier is generous because a debug harness needs about a second to read two 64 MiB
+    // lines at once; with 0.3 the 1.5 s message deadline makes the outcome depend on load.
+    let r = run_bad(
+        "huge-line",
+        &[
+            "--filter",
+            "mcp.stdio.*",
+            "--timeout-multiplier",
+            "3",
+            "--jobs",
+            "2",
+        ],
+        &[1],
+    );
+    for rev in [LEGACY, MODERN] {
+        let id = case("mcp.stdio.stdout-purity", rev);
+        assert_eq!(r.verdict(&id), Some("fail"), "{id}\n{r}");
+        let message = r.cases()[&id]["message"].as_str().unwrap_or("").to_string();
+        assert!(
+            message.contains("not an MCP message"),
+            "{id}: the message says why\n{r}"
+        );
+    }
+    no_case_timed_out(&r);
+}
+
+#[test]
+fn huge_line_full_run_at_short_deadlines_ends_with_a_verdict() {
+    let _g = serial();
+    // Whatever the load, the run ends: either no era was detected in time (3) or checks ran and
+    // stdout purity failed (1). It never passes and never crashes.
+    let r = run_bad("huge-line", &["--timeout-multiplier", "0.3"], &[1, 3]);
+    for (id, verdict) in r.verdicts_of("mcp.stdio.stdout-purity") {
+        assert_eq!(verdict, "fail", "{id}\n{r}");
+    }
+    if r.code == Some(1) {
+        assert!(!r.verdicts_of("mcp.stdio.stdout-purity").is_empty(), "{r}");
+    }
+}
+
+#[test]
+fn binary_garbage_fails_purity_and_utf8_and_the_run_goes_on() {
+    let _g = serial();
+    let r = run_bad("binary-garbage", &["--timeout-multiplier", "1"], &[1]);
+    for rev in [LEGACY, MODERN] {
+        for check in ["mcp.stdio.stdout-purity", "mcp.stdio.utf8"] {
+            let id = case(check, rev);
+            assert_eq!(r.verdict(&id), Some("fail"), "{id}\n{r}");
+        }
+        // The garbage precedes the first message only; the session still works.
+        for check in ["mcp.tools.input-schema", "mcp.tools.name-format"] {
+            let id = case(check, rev);
+            assert_eq!(r.verdict(&id), Some("pass"), "{id}\n{r}");
+        }
+    }
+    no_case_timed_out(&r);
+}
+
+#[test]
+fn stderr_flood_never_stalls_the_protocol() {
+    let _g = serial();
+    let r = run_bad("stderr-flood", &["--timeout-multiplier", "2"], &[0]);
+    let cases = r.cases();
+    assert!(cases.len() > 20, "{r}");
+    for rev in [LEGACY, MODERN] {
+        assert!(cases.keys().any(|id| id.ends_with(rev)), "{rev}\n{r}");
+    }
+    // Every case passes, or does not apply to a non-reference target (skip).
+    let bad: Vec<(&String, String)> = cases
+        .iter()
+        .map(|(id, c)| (id, c["verdict"].as_str().unwrap_or("").to_string()))
+        .filter(|(_, v)| v != "pass" && v != "skip")
+        .collect();
+    assert!(bad.is_empty(), "{bad:?}\n{r}");
+    let passed = cases.values().filter(|c| c["verdict"] == "pass").count();
+    assert!(passed > 20, "only {passed} cases passed\n{r}");
+}
+
+#[test]
+fn exit_mid_call_gives_the_tool_checks_a_verdict() {
+    let _g = serial();
+    // Declaring the reference's slow call makes the cancellation check call a tool too.
+    let r = run_bad(
+        "exit-mid-call",
+        &[
+            "--timeout-multiplier",
+            "1",
+            "--slow-call",
+            r#"{"name":"exec","arguments":{"argv":["sleep","30"]}}"#,
+        ],
+        &[1],
+    );
+    no_case_timed_out(&r);
+    for rev in [LEGACY, MODERN] {
+        for check in ["mcp.tools.unknown-tool", "mcp.tools.invalid-arguments"] {
+            let id = case(check, rev);
+            let c = &r.cases()[&id];
+            assert!(
+                matches!(c["verdict"].as_str(), Some("warn") | Some("fail")),
+                "{id}: {c}\n{r}"
+            );
+            assert!(
+                c["message"]
+                    .as_str()
+                    .unwrap_or("")
+                    .contains("closed stdout"),
+                "{id}: {c}"
+            );
+        }
+        let id = case("mcp.base.cancellation", rev);
+        assert_eq!(r.verdict(&id), Some("fail"), "{id}\n{r}");
+        // Checks that never call a tool still pass: the run went on.
+        let id = case("mcp.tools.pagination", rev);
+        assert_eq!(r.verdict(&id), Some("pass"), "{id}\n{r}");
+    }
+}
+
+#[test]
+fn setsid_child_does_not_outlive_the_run() {
+    let _g = serial();
+    let r = run_bad("setsid-child", &["--timeout-multiplier", "1"], &[0]);
+    // run_bad already proved no marked process is left; say it once more about `sleep 600`,
+    // the grandchild that left the peer's process group.
+    let sleepers: Vec<_> = marked_processes(&format!("{}-", r.pid))
+        .into_iter()
+        .filter(|p| p.cmdline == "sleep 600")
+        .collect();
+    assert!(sleepers.is_empty(), "{sleepers:?}\n{r}");
+    assert!(r.cases().len() > 20, "the run went on\n{r}");
+}
+
+/// The faults really are what the tests above assume; otherwise those tests would pass
+/// vacuously. Each fake is started directly, with a marker of this test's own.
+#[test]
+fn the_bad_peers_are_really_bad() {
+    let _g = serial();
+    let deadline = Duration::from_secs(60);
+    let spawn = |fault: &str, mark: &str| {
+        Command::new(parity())
+            .args(["fake", fault])
+            .env(common::MARKER_VAR, mark)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn fake")
+    };
+    let me = std::process::id();
+
+    // huge-line: the first stdout line is 64 MiB.
+    let mut c = spawn("huge-line", &format!("parity-tests-{me}-huge"));
+    let mut out = BufReader::new(c.stdout.take().expect("stdout"));
+    let mut line = Vec::new();
+    out.read_until(b'\n', &mut line).expect("read");
+    assert_eq!(line.len(), 64 * 1024 * 1024 + 1);
+    let _ = c.kill();
+    let _ = c.wait();
+
+    // binary-garbage: the first bytes on stdout are not UTF-8.
+    let mut c = spawn("binary-garbage", &format!("parity-tests-{me}-garbage"));
+    let mut first = vec![0u8; 4096];
+    c.stdout
+        .take()
+        .expect("stdout")
+        .read_exact(&mut first)
+        .expect("read");
+    assert!(std::str::from_utf8(&first).is_err());
+    let _ = c.kill();
+    let _ = c.wait();
+
+    // stderr-flood: more than a MiB of stderr while stdin is still open.
+    let mut c = spawn("stderr-flood", &format!("parity-tests-{me}-flood"));
+    let mut err = c.stderr.take().expect("stderr");
+    let mut seen = 0usize;
+    let mut buf = vec![0u8; 64 * 1024];
+    let t0 = Instant::now();
+    while seen <= 1 << 20 && t0.elapsed() < deadline {
+        match err.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => seen += n,
+        }
+    }
+    let _ = c.kill();
+    let _ = c.wait();
+    assert!(seen > 1 << 20, "stderr-flood wrote only {seen} bytes");
+
+    // setsid-child: a `sleep 600` carrying the marker, in a session of its own.
+    let mark = format!("parity-tests-{me}-setsid");
+    let mut c = spawn("setsid-child", &mark);
+    let t0 = Instant::now();
+    let found = loop {
+        let found: Vec<_> = marked_processes(&mark)
+            .into_iter()
+            .filter(|p| p.cmdline == "sleep 600")
+            .collect();
+        if !found.is_empty() || t0.elapsed() > deadline {
+            break found;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let fake_sid = marked_processes(&mark)
+        .into_iter()
+        .find(|p| p.pid as u32 == c.id())
+        .map(|p| p.sid);
+    let _ = c.kill();
+    let _ = c.wait();
+    for p in &found {
+        kill_pid(p.pid);
+    }
+    kill_marked(&mark);
+    assert_eq!(found.len(), 1, "setsid-child started no `sleep 600`");
+    assert_ne!(
+        Some(found[0].sid),
+        fake_sid,
+        "the grandchild runs in a session of its own"
+    );
+}

@@ -1,0 +1,35 @@
+//! Documentation that is generated from the code must match it.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::PathBuf;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+#[test]
+fn docs_checks_md_is_the_generated_catalogue() {
+    let on_disk = std::fs::read_to_string(repo().join("docs/checks.md")).unwrap();
+    let generated = parity_harness::catalogue_doc::markdown();
+    assert!(
+        on_disk == generated,
+        "docs/checks.md is stale: regenerate it with `cargo run -p parity-harness -- list --markdown > docs/checks.md`"
+    );
+}
+
+#[test]
+fn readme_opens_with_the_two_commands() {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let head: Vec<&str> = readme.lines().take(6).collect();
+    assert!(head.iter().any(|l| l.starts_with("cargo run -p parity-harness -- run")), "{head:?}");
+    assert!(head.iter().any(|l| l.starts_with("cargo test --workspace")), "{head:?}");
+}
+
+#[test]
+fn every_check_is_in_the_coverage_matrix() {
+    let cov = std::fs::read_to_string(repo().join("docs/coverage.md")).unwrap();
+    for c in parity_harness::checks_mcp::catalogue() {
+        assert!(cov.contains(c.id), "docs/coverage.md never mentions {}", c.id);
+    }
+}
