@@ -5,7 +5,9 @@
 //! 1. **big line** (in a child process `parity bench --only big-line`, so the process-wide
 //!    peak RSS it reports is not raised by the other parts): a peer writes a 1 GiB line, a
 //!    newline and a small JSON line; [`Peer::recv`] reads until the small line arrives, and
-//!    `VmHWM`/`VmRSS` of `/proc/self/status` give the peak. Target: ≤ 64 MiB.
+//!    `VmHWM`/`VmRSS` of `/proc/self/status` give the peak. Target: ≤ 64 MiB. The same is
+//!    measured for a line one byte under the reader's 16 MiB cap (informational: the largest
+//!    line kept whole).
 //! 2. **floor**: a minimal JSON line through a pipe to `cat` and back, with parity's own
 //!    [`Peer`] (`spawn`, `send_raw`, `recv`), so the I/O path is the one every check uses.
 //! 3. **tokio-stdio echo** (informational): the same line through this binary in echo mode
@@ -110,6 +112,9 @@ pub struct Latency {
     pub min_us: f64,
     /// Slowest sample.
     pub max_us: f64,
+    /// CPU time of the calling thread per round trip (the thread that runs the driver; from
+    /// `se.sum_exec_runtime` of `/proc/thread-self/sched`, when the kernel exposes it).
+    pub caller_cpu_us: Option<f64>,
 }
 
 impl Latency {
@@ -126,6 +131,7 @@ impl Latency {
             mean_us: us.iter().sum::<f64>() / n as f64,
             min_us: first,
             max_us: last,
+            caller_cpu_us: None,
         })
     }
 }
@@ -274,6 +280,9 @@ pub struct BenchReport {
     pub profile_met: Option<bool>,
     /// The big-line memory figures.
     pub big_line: Option<BigLine>,
+    /// The same figures for a line one byte under the reader's cap (informational: the
+    /// largest line kept whole, so the largest held in memory).
+    pub line_at_cap: Option<BigLine>,
     /// Whether the big line's peak RSS met the 64 MiB target.
     pub big_line_met: Option<bool>,
     /// The table as printed.
@@ -315,7 +324,7 @@ pub async fn run(args: BenchArgs) -> i32 {
     );
 
     let want = |part: Only| args.only.is_none_or(|o| o == part);
-    let mut big = None;
+    let (mut big, mut line_at_cap) = (None, None);
     if args.only.is_none() {
         eprintln!(
             "  big line ({} bytes, child process) …",
@@ -324,6 +333,12 @@ pub async fn run(args: BenchArgs) -> i32 {
         big = big_line_child(args.big_line_bytes)
             .await
             .map_err(|e| errors.push(format!("big line: {e}")))
+            .ok();
+        let at_cap = crate::wire::DEFAULT_LINE_CAP as u64 - 1;
+        eprintln!("  line of {at_cap} bytes, one under the cap (child process) …");
+        line_at_cap = big_line_child(at_cap)
+            .await
+            .map_err(|e| errors.push(format!("line at the cap: {e}")))
             .ok();
     }
     let mut floor = None;
@@ -393,6 +408,7 @@ pub async fn run(args: BenchArgs) -> i32 {
         profile_in_process: in_process,
         big_line_met: big.as_ref().map(|b| b.hwm_after_kib <= BIG_LINE_TARGET_KIB),
         big_line: big,
+        line_at_cap,
         rows: Vec::new(),
         errors,
     };
@@ -470,12 +486,45 @@ async fn echo_latency(spec: PeerSpec, iterations: usize, warmup: usize) -> Resul
     result.map_err(|e| format!("`{}`: {e}", spec.display()))
 }
 
+/// Summarises samples, with the calling thread's CPU time per sample since `cpu0` (ns).
+fn summarise(samples: &[Duration], cpu0: Option<u64>) -> Result<Latency, String> {
+    let mut l = Latency::of(samples).ok_or_else(|| "no samples".to_string())?;
+    l.caller_cpu_us = cpu0
+        .zip(thread_cpu_ns())
+        .map(|(a, b)| b.saturating_sub(a) as f64 / 1e3 / samples.len() as f64);
+    Ok(l)
+}
+
+/// CPU time of the current thread in ns, from `se.sum_exec_runtime` (ms with a fraction) of
+/// `/proc/thread-self/sched`; `None` where the kernel does not expose it.
+pub fn thread_cpu_ns() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/sched").ok()?;
+    let value = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("se.sum_exec_runtime"))?
+        .split(':')
+        .nth(1)?
+        .trim();
+    let (ms, frac) = value.split_once('.').unwrap_or((value, "0"));
+    let mut frac_ns = frac.chars().take(6).collect::<String>();
+    while frac_ns.len() < 6 {
+        frac_ns.push('0');
+    }
+    let ns = ms.parse::<u64>().ok()? * 1_000_000 + frac_ns.parse::<u64>().ok()?;
+    // The scheduler reports 0 for a thread it does not account.
+    (ns > 0).then_some(ns)
+}
+
 /// `warmup + iterations` round trips of [`SMALL_LINE`]; the last `iterations` are summarised.
 async fn echo_rounds(peer: &mut Peer, iterations: usize, warmup: usize) -> Result<Latency, String> {
     let mut line = SMALL_LINE.as_bytes().to_vec();
     line.push(b'\n');
     let mut samples = Vec::with_capacity(iterations);
+    let mut cpu0 = None;
     for i in 0..warmup + iterations {
+        if i == warmup {
+            cpu0 = thread_cpu_ns();
+        }
         let t0 = Instant::now();
         peer.send_raw(&line).await.map_err(|e| e.to_string())?;
         let got = peer.recv(t0 + ROUND_TRIP_DEADLINE).await;
@@ -488,7 +537,7 @@ async fn echo_rounds(peer: &mut Peer, iterations: usize, warmup: usize) -> Resul
             samples.push(dt);
         }
     }
-    Latency::of(&samples).ok_or_else(|| "no samples".to_string())
+    summarise(&samples, cpu0)
 }
 
 /// `warmup + iterations` `tools/call status` round trips with the driver, after the legacy
@@ -506,7 +555,11 @@ async fn call_rounds(
         return Err(format!("initialize failed: {}", reply.describe()));
     }
     let mut samples = Vec::with_capacity(iterations);
+    let mut cpu0 = None;
     for i in 0..warmup + iterations {
+        if i == warmup {
+            cpu0 = thread_cpu_ns();
+        }
         let t0 = Instant::now();
         let reply = client
             .request("tools/call", json!({"name": "status", "arguments": {}}))
@@ -523,7 +576,7 @@ async fn call_rounds(
             samples.push(dt);
         }
     }
-    Latency::of(&samples).ok_or_else(|| "no samples".to_string())
+    summarise(&samples, cpu0)
 }
 
 /// `tools/call status` round trips against the reference, after the legacy handshake.
@@ -832,6 +885,14 @@ fn us(v: f64) -> String {
     format!("{v:.1} µs")
 }
 
+/// The median, with the caller thread's CPU per round trip when known.
+fn median_cpu(l: &Latency) -> String {
+    match l.caller_cpu_us {
+        Some(c) => format!("{} (CPU {c:.1})", us(l.median_us)),
+        None => us(l.median_us),
+    }
+}
+
 fn ms(v: f64) -> String {
     format!("{v:.0} ms")
 }
@@ -888,11 +949,24 @@ pub fn rows(r: &BenchReport) -> Vec<Row> {
             "-",
         ));
     }
+    if let Some(b) = &r.line_at_cap {
+        out.push(row(
+            "line 1 byte under the 16 MiB cap: peak RSS",
+            mib(b.hwm_after_kib),
+            "64 MiB",
+            &format!(
+                "{:.2}×",
+                b.hwm_after_kib as f64 / BIG_LINE_TARGET_KIB as f64
+            ),
+            "- (informational)",
+            "-",
+        ));
+    }
     let floor = r.floor;
     if let Some(f) = floor {
         out.push(row(
             "floor: pipe round trip via Peer (cat), median",
-            us(f.median_us),
+            median_cpu(&f),
             "-",
             "-",
             "-",
@@ -901,17 +975,23 @@ pub fn rows(r: &BenchReport) -> Vec<Row> {
         out.push(row("floor, p99", us(f.p99_us), "-", "-", "-", "-"));
     }
     if let Some(e) = r.tokio_echo {
-        for (name, v, base) in [
+        for (name, v, figure, base) in [
             (
                 "tokio-stdio echo (this binary), median",
                 e.median_us,
+                median_cpu(&e),
                 floor.map(|f| f.median_us),
             ),
-            ("tokio-stdio echo, p99", e.p99_us, floor.map(|f| f.p99_us)),
+            (
+                "tokio-stdio echo, p99",
+                e.p99_us,
+                us(e.p99_us),
+                floor.map(|f| f.p99_us),
+            ),
         ] {
             out.push(row(
                 name,
-                us(v),
+                figure,
                 &base
                     .map(|b| format!("floor {}", us(b)))
                     .unwrap_or("-".into()),
@@ -922,18 +1002,24 @@ pub fn rows(r: &BenchReport) -> Vec<Row> {
         }
     }
     if let Some(c) = r.tools_call {
-        for (name, v, base) in [
+        for (name, v, figure, base) in [
             (
                 "tools/call status via Client, median",
                 c.median_us,
+                median_cpu(&c),
                 floor.map(|f| f.median_us),
             ),
-            ("tools/call status, p99", c.p99_us, floor.map(|f| f.p99_us)),
+            (
+                "tools/call status, p99",
+                c.p99_us,
+                us(c.p99_us),
+                floor.map(|f| f.p99_us),
+            ),
         ] {
             let target = base.map(|b| CALL_TARGET_FACTOR * b + CALL_TARGET_SLACK_US);
             out.push(row(
                 name,
-                us(v),
+                figure,
                 &base
                     .map(|b| format!("floor {}", us(b)))
                     .unwrap_or("-".into()),
@@ -960,7 +1046,7 @@ pub fn rows(r: &BenchReport) -> Vec<Row> {
         if let Some(l) = lat {
             out.push(row(
                 name,
-                us(l.median_us),
+                median_cpu(&l),
                 &mem_base
                     .map(|b| format!("in-memory echo {}", us(b)))
                     .unwrap_or("-".into()),

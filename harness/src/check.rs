@@ -106,6 +106,9 @@ pub enum Status {
     NotRun(String),
     /// The peer did not answer within a deadline, so the requirement could not be judged.
     Timeout(String),
+    /// A MUST-level rule outside the check's own level was broken (e.g. a request never
+    /// answered because the server exited): always a failure.
+    Failed(String),
 }
 
 /// A status plus the evidence behind it.

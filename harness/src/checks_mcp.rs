@@ -49,6 +49,18 @@ fn violated(s: impl Into<String>) -> Status {
     Status::Violated(s.into())
 }
 
+/// The status for a request that got no response: a timeout is `timeout`; the server closing
+/// stdout instead of answering breaks JSON-RPC's "the Server MUST reply with a Response",
+/// whatever the check's own level.
+fn unanswered(what: &str, reply: &Reply) -> Status {
+    match reply {
+        Reply::Timeout => Status::Timeout(format!("{what}: no response before the deadline")),
+        _ => Status::Failed(format!(
+            "{what}: the server closed stdout instead of answering (JSON-RPC 2.0 §5: the Server MUST reply with a Response)"
+        )),
+    }
+}
+
 /// Sends the era's probe request and turns "not answered" into a violation message.
 async fn serving_or(ctx: &Ctx, c: &mut Client, what: &str) -> Option<Status> {
     match ctx.still_serving(c).await {
@@ -467,8 +479,15 @@ async fn meta_required_body(ctx: &Ctx, c: &mut Client) -> Status {
                     "{what} ({method}) got -32601, as if it were legacy traffic; 2026-07-28 asks for -32602"
                 ));
             }
-            Some(code) => return violated(format!("{what} ({method}) got code {code}, not -32602")),
-            None => return violated(format!("{what} ({method}) was served: {}", reply.describe())),
+            Some(code) => {
+                return violated(format!("{what} ({method}) got code {code}, not -32602"))
+            }
+            None => {
+                return violated(format!(
+                    "{what} ({method}) was served: {}",
+                    reply.describe()
+                ))
+            }
         }
     }
     advisory.map(Status::Advisory).unwrap_or(Status::Pass)
@@ -671,8 +690,11 @@ async fn unknown_tool_body(ctx: &Ctx, c: &mut Client) -> Status {
         Some(r) if r.get("isError") == Some(&Value::Bool(true)) => violated(
             "an unknown tool was reported as a tool execution error (isError) instead of a JSON-RPC error",
         ),
-        Some(r) => violated(format!("an unknown tool was served: {}", crate::util::clip(&r.to_string(), 200))),
-        None => violated(format!("no response: {}", reply.describe())),
+        Some(r) => violated(format!(
+            "an unknown tool was served: {}",
+            crate::util::clip(&r.to_string(), 200)
+        )),
+        None => unanswered("tools/call of an unknown tool", &reply),
     }
 }
 in_session!(unknown_tool, unknown_tool_body);
@@ -719,7 +741,7 @@ async fn invalid_arguments_body(ctx: &Ctx, c: &mut Client) -> Status {
             "{name} called without its required arguments succeeded: {}",
             crate::util::clip(&r.to_string(), 200)
         )),
-        None => violated(format!("no response: {}", reply.describe())),
+        None => unanswered("tools/call without required arguments", &reply),
     }
 }
 in_session!(invalid_arguments, invalid_arguments_body);

@@ -141,6 +141,10 @@ pub struct Client {
     pub server_requests: Vec<Value>,
     next_id: i64,
     partial: Option<(Vec<u8>, usize)>,
+    /// The last bytes written did not end a line: answers to server requests wait until they
+    /// do, so they never land inside a message the client is still writing.
+    mid_line: bool,
+    deferred: Vec<Value>,
 }
 
 /// The client info parity sends (`initialize.clientInfo`, `_meta` clientInfo).
@@ -169,6 +173,8 @@ impl Client {
             server_requests: Vec::new(),
             next_id: 1,
             partial: None,
+            mid_line: false,
+            deferred: Vec::new(),
         }
     }
 
@@ -228,9 +234,19 @@ impl Client {
         self.peer.send_json(&msg).await
     }
 
-    /// Sends raw bytes as given.
+    /// Sends raw bytes as given. Answers to server requests are held back while the bytes
+    /// written so far end mid-line, and sent once a line is complete.
     pub async fn send_raw(&mut self, bytes: &[u8]) -> Result<(), PeerError> {
-        self.peer.send_raw(bytes).await
+        self.peer.send_raw(bytes).await?;
+        if let Some(last) = bytes.last() {
+            self.mid_line = *last != b'\n';
+        }
+        if !self.mid_line {
+            for answer in std::mem::take(&mut self.deferred) {
+                self.peer.send_json(&answer).await?;
+            }
+        }
+        Ok(())
     }
 
     /// Receives one message until `deadline`, answering server requests on the way.
@@ -248,7 +264,11 @@ impl Client {
                     if let Some(v) = inbound.value().cloned() {
                         let answer = answer_server_request(&v);
                         self.server_requests.push(v);
-                        let _ = self.peer.send_json(&answer).await;
+                        if self.mid_line {
+                            self.deferred.push(answer);
+                        } else {
+                            let _ = self.peer.send_json(&answer).await;
+                        }
                     }
                 }
                 Ok(inbound)

@@ -150,13 +150,9 @@ pub async fn detect_eras(target: &McpTarget, timing: Timing) -> (EraSupport, Val
     }
     let modern = async {
         let mut notes = Vec::new();
+        // A spawn failure is reported once, by the legacy probe below.
         let Ok(peer) = Peer::spawn(&target.spec) else {
-            return (
-                false,
-                Vec::new(),
-                Value::Null,
-                vec!["the target did not start".to_string()],
-            );
+            return (false, Vec::new(), Value::Null, Vec::new());
         };
         let mut c = Client::new(peer, Era::Modern, MODERN_REVISION, timing.message);
         let reply = c.discover().await;
@@ -193,8 +189,9 @@ pub async fn detect_eras(target: &McpTarget, timing: Timing) -> (EraSupport, Val
         (is_modern, versions, caps, notes)
     };
     let legacy = async {
-        let Ok(peer) = Peer::spawn(&target.spec) else {
-            return (None, Value::Null, "the target did not start".to_string());
+        let peer = match Peer::spawn(&target.spec) {
+            Ok(p) => p,
+            Err(e) => return (None, Value::Null, e.to_string()),
         };
         let mut c = Client::new(peer, Era::Legacy, "2025-11-25", timing.message);
         let id = c.fresh_id();
@@ -395,6 +392,14 @@ pub async fn run_mcp_with_scenarios(
     })
 }
 
+/// Checks that spend most of their time waiting out a silence window.
+const WAITS: &[&str] = &[
+    "mcp.base.cancellation",
+    "mcp.base.notification-unanswered",
+    "mcp.lifecycle.stdin-eof",
+    "mcp.lifecycle.version-negotiation",
+];
+
 async fn run_era(
     target: &Arc<McpTarget>,
     facts: &Arc<ServerFacts>,
@@ -433,6 +438,28 @@ async fn run_era(
             None
         }));
     }
+    // --- scenarios (crate::scenario): active cases; their sessions feed the monitors ---
+    let mut scenario_ids = Vec::new();
+    for (scenario, rev) in scenario_cases {
+        scenario_ids.push(crate::scenario::case_id(&scenario, &rev));
+        let target = target.clone();
+        let facts = facts.clone();
+        let sem = sem.clone();
+        let logs = logs.clone();
+        handles.push(tokio::spawn(async move {
+            let _permit = sem.acquire().await;
+            let id = crate::scenario::case_id(&scenario, &rev);
+            let ctx = Ctx::new(target, &rev, timing, facts, id);
+            let result = crate::scenario::run_case_timed(&ctx, &scenario).await;
+            if let Ok(mut l) = logs.lock() {
+                l.entry(rev.clone()).or_default().extend(ctx.take_logs());
+            }
+            Some(result)
+        }));
+    }
+    let mut actives = actives;
+    // Cases that wait out silence windows start first, so their waits overlap the rest.
+    actives.sort_by_key(|p| !WAITS.contains(&p.check.id));
     for p in actives {
         let target = target.clone();
         let facts = facts.clone();
@@ -471,25 +498,6 @@ async fn run_era(
                 l.entry(p.revision.clone())
                     .or_default()
                     .extend(ctx.take_logs());
-            }
-            Some(result)
-        }));
-    }
-    // --- scenarios (crate::scenario): active cases; their sessions feed the monitors ---
-    let mut scenario_ids = Vec::new();
-    for (scenario, rev) in scenario_cases {
-        scenario_ids.push(crate::scenario::case_id(&scenario, &rev));
-        let target = target.clone();
-        let facts = facts.clone();
-        let sem = sem.clone();
-        let logs = logs.clone();
-        handles.push(tokio::spawn(async move {
-            let _permit = sem.acquire().await;
-            let id = crate::scenario::case_id(&scenario, &rev);
-            let ctx = Ctx::new(target, &rev, timing, facts, id);
-            let result = crate::scenario::run_case_timed(&ctx, &scenario).await;
-            if let Ok(mut l) = logs.lock() {
-                l.entry(rev.clone()).or_default().extend(ctx.take_logs());
             }
             Some(result)
         }));
@@ -564,6 +572,7 @@ fn to_result(check: &Check, revision: &str, f: Finding, duration_ms: u64) -> Cas
         Status::Skip(m) => (Verdict::Skip, m),
         Status::NotRun(m) => (Verdict::NotRun, m),
         Status::Timeout(m) => (Verdict::Timeout, m),
+        Status::Failed(m) => (Verdict::Fail, m),
     };
     CaseResult {
         id: case_id(check.id, revision),

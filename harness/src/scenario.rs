@@ -1496,6 +1496,7 @@ pub fn case_result(
         Status::Skip(m) => (Verdict::Skip, m),
         Status::NotRun(m) => (Verdict::NotRun, m),
         Status::Timeout(m) => (Verdict::Timeout, m),
+        Status::Failed(m) => (Verdict::Fail, m),
     };
     CaseResult {
         id: case_id(scenario, revision),

@@ -154,10 +154,10 @@ pub async fn run(jobs: usize) -> i32 {
             ok = false;
         }
         println!(
-            "{:<36} {:<10} {:<10} {}{}",
+            "{:<36} {:<10} {:<11} {}{}",
             r.check,
-            r.level,
             r.reference.map(|v| v.as_str()).unwrap_or("(none)"),
+            r.level,
             if caught.is_empty() {
                 "(no fault)".to_string()
             } else {

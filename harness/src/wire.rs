@@ -121,7 +121,7 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
                 }
                 return Ok(Some(finish(bytes, len, hasher, false)));
             }
-            let (chunk, found) = match buf.iter().position(|b| *b == b'\n') {
+            let (chunk, found) = match memchr::memchr(b'\n', buf) {
                 Some(i) => (&buf[..i], true),
                 None => (buf, false),
             };

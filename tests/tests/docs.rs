@@ -22,14 +22,25 @@ fn docs_checks_md_is_the_generated_catalogue() {
 fn readme_opens_with_the_two_commands() {
     let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
     let head: Vec<&str> = readme.lines().take(6).collect();
-    assert!(head.iter().any(|l| l.starts_with("cargo run -p parity-harness -- run")), "{head:?}");
-    assert!(head.iter().any(|l| l.starts_with("cargo test --workspace")), "{head:?}");
+    assert!(
+        head.iter()
+            .any(|l| l.starts_with("cargo run -p parity-harness -- run")),
+        "{head:?}"
+    );
+    assert!(
+        head.iter().any(|l| l.starts_with("cargo test --workspace")),
+        "{head:?}"
+    );
 }
 
 #[test]
 fn every_check_is_in_the_coverage_matrix() {
     let cov = std::fs::read_to_string(repo().join("docs/coverage.md")).unwrap();
     for c in parity_harness::checks_mcp::catalogue() {
-        assert!(cov.contains(c.id), "docs/coverage.md never mentions {}", c.id);
+        assert!(
+            cov.contains(c.id),
+            "docs/coverage.md never mentions {}",
+            c.id
+        );
     }
 }
