@@ -23,6 +23,11 @@
 //!    null, and [`run_mcp`] in this process (the first run detects eras; later runs hit the
 //!    per-process era cache). Target: ≤ 0.5 s.
 //!
+//! Parts 2–4 run interleaved (all three peers alive, taking turns in blocks of 100 round
+//! trips), and so do the three of part 5, so that load from elsewhere on the machine moves a
+//! figure and its baseline together. Each latency figure also reports the CPU time the calling
+//! thread (the one running the driver) spent per round trip.
+//!
 //! Nothing here asserts on time: the figures are printed (and written with `--json`). The exit
 //! code is 0 whatever the figures are, and 3 when a part could not run.
 
@@ -89,7 +94,7 @@ pub enum Only {
     Echo,
     /// Only the floor (`cat`) and the tokio-stdio echo round trips.
     Floor,
-    /// Only the floor and the tools/call round trip against the reference.
+    /// Only the floor, the tokio-stdio echo and the tools/call round trips.
     Call,
     /// Only the in-memory breakdown.
     Memory,
@@ -341,40 +346,28 @@ pub async fn run(args: BenchArgs) -> i32 {
             .map_err(|e| errors.push(format!("line at the cap: {e}")))
             .ok();
     }
-    let mut floor = None;
+    let (mut floor, mut tokio_echo, mut call) = (None, None, None);
     if want(Only::Floor) || want(Only::Call) {
-        eprintln!("  floor (cat) …");
-        floor = echo_latency(PeerSpec::new("cat", Vec::new()), iterations, warmup)
-            .await
-            .map_err(|e| errors.push(format!("floor: {e}")))
-            .ok();
-    }
-    let mut tokio_echo = None;
-    if want(Only::Floor) {
-        eprintln!("  tokio-stdio echo …");
-        tokio_echo = echo_latency(self_spec(&["bench", "--only", "echo"]), iterations, warmup)
-            .await
-            .map_err(|e| errors.push(format!("tokio-stdio echo: {e}")))
-            .ok();
-    }
-    let mut call = None;
-    if want(Only::Call) {
-        eprintln!("  tools/call status …");
-        call = tools_call_latency(iterations, warmup)
-            .await
-            .map_err(|e| errors.push(format!("tools/call: {e}")))
-            .ok();
+        let with_call = want(Only::Call);
+        eprintln!(
+            "  floor (cat), tokio-stdio echo{} (interleaved) …",
+            if with_call { ", tools/call status" } else { "" }
+        );
+        match process_latencies(iterations, warmup, with_call).await {
+            Ok((f, e, c)) => {
+                floor = Some(f);
+                tokio_echo = Some(e);
+                call = c;
+            }
+            Err(e) => errors.push(format!("round trips: {e}")),
+        }
     }
     let mut mem = Vec::new();
     if want(Only::Memory) {
-        eprintln!("  in-memory breakdown …");
-        for server in [MemServer::Echo, MemServer::Canned, MemServer::Reference] {
-            mem.push(
-                mem_latency(server, iterations, warmup)
-                    .await
-                    .map_err(|e| errors.push(format!("in-memory {server:?}: {e}")))
-                    .ok(),
-            );
+        eprintln!("  in-memory breakdown (interleaved) …");
+        match memory_latencies(iterations, warmup).await {
+            Ok(m) => mem = m.into_iter().map(Some).collect(),
+            Err(e) => errors.push(format!("in-memory round trips: {e}")),
         }
     }
     let (mut child, mut in_process) = (None, None);
@@ -478,21 +471,135 @@ fn short(recv: &Recv) -> String {
     }
 }
 
-/// Round trips of [`SMALL_LINE`] through an echoing process peer via `send_raw` and `recv`.
-async fn echo_latency(spec: PeerSpec, iterations: usize, warmup: usize) -> Result<Latency, String> {
-    let mut peer = Peer::spawn(&spec).map_err(|e| e.to_string())?;
-    let result = echo_rounds(&mut peer, iterations, warmup).await;
-    let _ = peer.shutdown(ShutdownGrace::default()).await;
-    result.map_err(|e| format!("`{}`: {e}", spec.display()))
+/// Round trips per block: the parts of one group take turns block by block (the first part
+/// rotating), so a change in machine load hits the figure and its baseline alike.
+const BLOCK: usize = 100;
+
+/// One thing to measure round trips against.
+enum Rig {
+    /// `send_raw` of [`SMALL_LINE`], `recv` of its echo.
+    Echo(Peer),
+    /// `tools/call status` with the driver, after the legacy handshake.
+    Call(Client),
 }
 
-/// Summarises samples, with the calling thread's CPU time per sample since `cpu0` (ns).
-fn summarise(samples: &[Duration], cpu0: Option<u64>) -> Result<Latency, String> {
-    let mut l = Latency::of(samples).ok_or_else(|| "no samples".to_string())?;
-    l.caller_cpu_us = cpu0
-        .zip(thread_cpu_ns())
-        .map(|(a, b)| b.saturating_sub(a) as f64 / 1e3 / samples.len() as f64);
-    Ok(l)
+impl Rig {
+    /// An echo rig over a process peer.
+    fn echo(spec: &PeerSpec) -> Result<Rig, String> {
+        let peer = Peer::spawn(spec).map_err(|e| format!("`{}`: {e}", spec.display()))?;
+        Ok(Rig::Echo(peer))
+    }
+
+    /// A tools/call rig over `peer`, after the `initialize` handshake at 2025-11-25.
+    async fn call(peer: Peer) -> Result<Rig, String> {
+        let mut client = Client::new(peer, Era::Legacy, "2025-11-25", ROUND_TRIP_DEADLINE);
+        let reply = client
+            .initialize("2025-11-25")
+            .await
+            .map_err(|e| e.to_string())?;
+        if reply.result().is_none() {
+            let _ = client.peer.shutdown(ShutdownGrace::default()).await;
+            return Err(format!("initialize failed: {}", reply.describe()));
+        }
+        Ok(Rig::Call(client))
+    }
+
+    /// One round trip and its time.
+    async fn round(&mut self) -> Result<Duration, String> {
+        match self {
+            Rig::Echo(peer) => {
+                let t0 = Instant::now();
+                peer.send_raw(ECHO_FRAME).await.map_err(|e| e.to_string())?;
+                let got = peer.recv(t0 + ROUND_TRIP_DEADLINE).await;
+                let dt = t0.elapsed();
+                match &got {
+                    Recv::Line(l) if l.bytes == SMALL_LINE.as_bytes() => Ok(dt),
+                    other => Err(format!("expected the line back, got {}", short(other))),
+                }
+            }
+            Rig::Call(client) => {
+                let t0 = Instant::now();
+                let reply = client
+                    .request("tools/call", json!({"name": "status", "arguments": {}}))
+                    .await
+                    .map_err(|e| e.to_string())?;
+                let dt = t0.elapsed();
+                let ok = reply
+                    .result()
+                    .is_some_and(|r| r.get("isError") != Some(&json!(true)));
+                if ok {
+                    Ok(dt)
+                } else {
+                    Err(format!("tools/call status: {}", reply.describe()))
+                }
+            }
+        }
+    }
+
+    fn peer(&mut self) -> &mut Peer {
+        match self {
+            Rig::Echo(peer) => peer,
+            Rig::Call(client) => &mut client.peer,
+        }
+    }
+}
+
+/// [`SMALL_LINE`] with its newline.
+const ECHO_FRAME: &[u8] = b"{\"jsonrpc\":\"2.0\",\"method\":\"x\"}\n";
+
+/// Measures the rigs interleaved: `warmup` unmeasured round trips each, then `iterations`
+/// each in blocks of [`BLOCK`], taking turns. Returns one summary per rig, in order.
+async fn interleaved(
+    rigs: &mut [Rig],
+    iterations: usize,
+    warmup: usize,
+) -> Result<Vec<Latency>, String> {
+    for rig in rigs.iter_mut() {
+        for _ in 0..warmup {
+            rig.round().await?;
+        }
+    }
+    let n = rigs.len();
+    let mut samples: Vec<Vec<Duration>> = (0..n).map(|_| Vec::with_capacity(iterations)).collect();
+    let mut cpu_ns: Vec<Option<u64>> = vec![Some(0); n];
+    let (mut done, mut turn) = (0, 0);
+    while done < iterations {
+        let count = BLOCK.min(iterations - done);
+        for j in 0..n {
+            let i = (j + turn) % n;
+            let (Some(rig), Some(out)) = (rigs.get_mut(i), samples.get_mut(i)) else {
+                continue;
+            };
+            let c0 = thread_cpu_ns();
+            for _ in 0..count {
+                out.push(rig.round().await?);
+            }
+            if let Some(cpu) = cpu_ns.get_mut(i) {
+                *cpu = cpu
+                    .zip(c0)
+                    .zip(thread_cpu_ns())
+                    .map(|((acc, a), b)| acc + b.saturating_sub(a));
+            }
+        }
+        done += count;
+        turn += 1;
+    }
+    samples
+        .iter()
+        .zip(cpu_ns)
+        .map(|(s, cpu)| {
+            let mut l = Latency::of(s).ok_or_else(|| "no samples".to_string())?;
+            l.caller_cpu_us = cpu.map(|c| c as f64 / 1e3 / s.len() as f64);
+            Ok(l)
+        })
+        .collect()
+}
+
+/// Shuts every rig's peer down.
+async fn close(rigs: Vec<Rig>) {
+    for mut rig in rigs {
+        let _ = rig.peer().shutdown(ShutdownGrace::default()).await;
+    }
 }
 
 /// CPU time of the current thread in ns, from `se.sum_exec_runtime` (ms with a fraction) of
@@ -515,131 +622,80 @@ pub fn thread_cpu_ns() -> Option<u64> {
     (ns > 0).then_some(ns)
 }
 
-/// `warmup + iterations` round trips of [`SMALL_LINE`]; the last `iterations` are summarised.
-async fn echo_rounds(peer: &mut Peer, iterations: usize, warmup: usize) -> Result<Latency, String> {
-    let mut line = SMALL_LINE.as_bytes().to_vec();
-    line.push(b'\n');
-    let mut samples = Vec::with_capacity(iterations);
-    let mut cpu0 = None;
-    for i in 0..warmup + iterations {
-        if i == warmup {
-            cpu0 = thread_cpu_ns();
-        }
-        let t0 = Instant::now();
-        peer.send_raw(&line).await.map_err(|e| e.to_string())?;
-        let got = peer.recv(t0 + ROUND_TRIP_DEADLINE).await;
-        let dt = t0.elapsed();
-        match &got {
-            Recv::Line(l) if l.bytes == SMALL_LINE.as_bytes() => {}
-            other => return Err(format!("expected the line back, got {}", short(other))),
-        }
-        if i >= warmup {
-            samples.push(dt);
-        }
-    }
-    summarise(&samples, cpu0)
-}
-
-/// `warmup + iterations` `tools/call status` round trips with the driver, after the legacy
-/// handshake; the last `iterations` are summarised.
-async fn call_rounds(
-    client: &mut Client,
+/// The process group, interleaved: floor (`cat`), tokio-stdio echo (this binary) and
+/// `tools/call status` against the reference. Returns `(floor, tokio echo, tools/call)`.
+async fn process_latencies(
     iterations: usize,
     warmup: usize,
-) -> Result<Latency, String> {
-    let reply = client
-        .initialize("2025-11-25")
-        .await
-        .map_err(|e| e.to_string())?;
-    if reply.result().is_none() {
-        return Err(format!("initialize failed: {}", reply.describe()));
+    with_call: bool,
+) -> Result<(Latency, Latency, Option<Latency>), String> {
+    let mut rigs = Vec::new();
+    let result = async {
+        rigs.push(Rig::echo(&PeerSpec::new("cat", Vec::new()))?);
+        rigs.push(Rig::echo(&self_spec(&["bench", "--only", "echo"]))?);
+        if with_call {
+            let target = reference_target();
+            let peer = Peer::spawn(&target.spec)
+                .map_err(|e| format!("`{}`: {e}", target.spec.display()))?;
+            rigs.push(Rig::call(peer).await?);
+        }
+        interleaved(&mut rigs, iterations, warmup).await
     }
-    let mut samples = Vec::with_capacity(iterations);
-    let mut cpu0 = None;
-    for i in 0..warmup + iterations {
-        if i == warmup {
-            cpu0 = thread_cpu_ns();
-        }
-        let t0 = Instant::now();
-        let reply = client
-            .request("tools/call", json!({"name": "status", "arguments": {}}))
-            .await
-            .map_err(|e| e.to_string())?;
-        let dt = t0.elapsed();
-        let ok = reply
-            .result()
-            .is_some_and(|r| r.get("isError") != Some(&json!(true)));
-        if !ok {
-            return Err(format!("tools/call status: {}", reply.describe()));
-        }
-        if i >= warmup {
-            samples.push(dt);
-        }
+    .await;
+    close(rigs).await;
+    let mut it = result?.into_iter();
+    match (it.next(), it.next(), it.next()) {
+        (Some(floor), Some(echo), call) => Ok((floor, echo, call)),
+        _ => Err("missing figures".into()),
     }
-    summarise(&samples, cpu0)
 }
 
-/// `tools/call status` round trips against the reference, after the legacy handshake.
-async fn tools_call_latency(iterations: usize, warmup: usize) -> Result<Latency, String> {
-    let target = reference_target();
-    let peer = Peer::spawn(&target.spec).map_err(|e| e.to_string())?;
-    let mut client = Client::new(peer, Era::Legacy, "2025-11-25", ROUND_TRIP_DEADLINE);
-    let result = call_rounds(&mut client, iterations, warmup).await;
-    let _ = client.peer.shutdown(ShutdownGrace::default()).await;
-    result
-}
-
-/// What the far end of an in-memory peer runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum MemServer {
-    /// Echo every line.
-    Echo,
-    /// Answer every request with a canned result (the reference's `status` result shape).
-    Canned,
-    /// The reference MCP server itself (`parity_reference::mcp::serve`).
-    Reference,
-}
-
-/// Round trips over an in-memory peer (`tokio::io::duplex`, no process, no pipe): the far end
-/// runs in this process as a task. Separates the channel/task cost, the driver's cost and the
-/// reference's MCP work from the pipes and the server's stdio.
-async fn mem_latency(
-    server: MemServer,
-    iterations: usize,
-    warmup: usize,
-) -> Result<Latency, String> {
-    let (near, far) = tokio::io::duplex(64 * 1024);
-    let (far_r, far_w) = tokio::io::split(far);
-    let task = match server {
-        MemServer::Echo => tokio::spawn(async move {
+/// The in-memory group, interleaved: round trips over `tokio::io::duplex` (no process, no
+/// pipe, no stdio) to tasks of this process: an echo, a canned responder and the reference's
+/// own `serve`. Returns the three summaries in that order.
+async fn memory_latencies(iterations: usize, warmup: usize) -> Result<Vec<Latency>, String> {
+    let mut rigs = Vec::new();
+    let mut tasks = Vec::new();
+    let result = async {
+        let (near, far) = tokio::io::duplex(64 * 1024);
+        let (far_r, far_w) = tokio::io::split(far);
+        tasks.push(tokio::spawn(async move {
             echo_lines(far_r, far_w).await;
-        }),
-        MemServer::Canned => tokio::spawn(canned_responder(far_r, far_w)),
-        MemServer::Reference => {
-            let (root, guard) = crate::cli::reference_root(None).map_err(|e| e.to_string())?;
-            let config = parity_reference::mcp::McpServerConfig::new(
-                parity_reference::dispatcher::DispatcherConfig::new(root),
-            );
-            tokio::spawn(async move {
-                let _ = parity_reference::mcp::serve(far_r, far_w, config).await;
-                drop(guard);
-            })
-        }
-    };
-    let (near_r, near_w) = tokio::io::split(near);
-    let mut peer = Peer::from_io(near_r, near_w, crate::wire::DEFAULT_LINE_CAP);
-    let result = match server {
-        MemServer::Echo => echo_rounds(&mut peer, iterations, warmup).await,
-        MemServer::Canned | MemServer::Reference => {
-            let mut client = Client::new(peer, Era::Legacy, "2025-11-25", ROUND_TRIP_DEADLINE);
-            let r = call_rounds(&mut client, iterations, warmup).await;
-            peer = client.peer;
-            r
-        }
-    };
-    peer.close_stdin().await;
-    let _ = tokio::time::timeout(Duration::from_secs(5), task).await;
+        }));
+        rigs.push(Rig::Echo(mem_peer(near)));
+
+        let (near, far) = tokio::io::duplex(64 * 1024);
+        let (far_r, far_w) = tokio::io::split(far);
+        tasks.push(tokio::spawn(canned_responder(far_r, far_w)));
+        rigs.push(Rig::call(mem_peer(near)).await?);
+
+        let (near, far) = tokio::io::duplex(64 * 1024);
+        let (far_r, far_w) = tokio::io::split(far);
+        let (root, guard) = crate::cli::reference_root(None).map_err(|e| e.to_string())?;
+        let config = parity_reference::mcp::McpServerConfig::new(
+            parity_reference::dispatcher::DispatcherConfig::new(root),
+        );
+        tasks.push(tokio::spawn(async move {
+            let _ = parity_reference::mcp::serve(far_r, far_w, config).await;
+            drop(guard);
+        }));
+        rigs.push(Rig::call(mem_peer(near)).await?);
+        interleaved(&mut rigs, iterations, warmup).await
+    }
+    .await;
+    for mut rig in rigs {
+        rig.peer().close_stdin().await;
+    }
+    for task in tasks {
+        let _ = tokio::time::timeout(Duration::from_secs(5), task).await;
+    }
     result
+}
+
+/// An in-memory peer over one end of a duplex stream.
+fn mem_peer(near: tokio::io::DuplexStream) -> Peer {
+    let (r, w) = tokio::io::split(near);
+    Peer::from_io(r, w, crate::wire::DEFAULT_LINE_CAP)
 }
 
 /// Answers each request line with a canned result: `initialize` gets a 2025-11-25 result,
@@ -1174,6 +1230,11 @@ mod tests {
             p.map(|p| (p.first_ms, p.median_ms, p.later_median_ms)),
             Some((900.0, 500.0, Some(450.0)))
         );
+    }
+
+    #[test]
+    fn echo_frame_is_the_small_line() {
+        assert_eq!(ECHO_FRAME, format!("{SMALL_LINE}\n").as_bytes());
     }
 
     #[test]

@@ -232,7 +232,7 @@ async fn cmd_run(args: RunArgs) -> i32 {
     }
     if report.eras.is_empty() {
         eprintln!(
-            "error: the target answered neither initialize nor server/discover: {}",
+            "error: the target did not start, or answered neither initialize nor server/discover: {}",
             report.notes.join("; ")
         );
         return EXIT_COULD_NOT_RUN;

@@ -129,6 +129,8 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
             len += n as u64;
             if let Some(h) = hasher.as_mut() {
                 h.update(chunk);
+                let room = OVER_CAP_PREFIX.saturating_sub(bytes.len());
+                bytes.extend_from_slice(&chunk[..chunk.len().min(room)]);
             } else if len as usize > self.cap {
                 // Crossing the cap: keep a prefix, hash everything from here on.
                 let mut h = Sha256::new();
