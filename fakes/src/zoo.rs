@@ -602,6 +602,36 @@ impl Fault for CancelAnswered {
     }
 }
 
+/// Never forwards a cancellation: the cancelled call runs to its end and is answered.
+struct CancelIgnored;
+impl Fault for CancelIgnored {
+    fn on_input(&mut self, line: &[u8], io: &mut Io) -> Flow {
+        if parse(line).is_some_and(|v| v.get("method") == Some(&json!("notifications/cancelled"))) {
+            return Flow::Continue;
+        }
+        io.to_server.push(line.to_vec());
+        Flow::Continue
+    }
+}
+
+/// Answers a batch with a batch of empty results, in revisions that have no batches.
+struct BatchAnsweredAsBatch;
+impl Fault for BatchAnsweredAsBatch {
+    fn on_input(&mut self, line: &[u8], io: &mut Io) -> Flow {
+        if let Some(Value::Array(items)) = parse(line) {
+            let answers: Vec<Value> = items
+                .iter()
+                .filter_map(|i| i.get("id"))
+                .map(|id| json!({"jsonrpc": "2.0", "id": id, "result": {}}))
+                .collect();
+            emit(io, &Value::Array(answers));
+            return Flow::Continue;
+        }
+        io.to_server.push(line.to_vec());
+        Flow::Continue
+    }
+}
+
 // --- bad peers (harness robustness, not checks) -----------------------------------------------
 
 struct Hang;
@@ -868,6 +898,18 @@ pub fn catalogue() -> &'static [FaultInfo] {
                 "stops answering anything after request 0 is cancelled (B08)",
                 ["mcp.base.cancellation"],
                 || Box::<CancelZeroStops>::default()
+            ),
+            fault!(
+                "cancel-ignored",
+                "ignores cancellations: a cancelled call runs to its end and is answered",
+                ["mcp.base.cancellation"],
+                || Box::new(CancelIgnored)
+            ),
+            fault!(
+                "batch-answered-as-batch",
+                "answers a batch with a batch in every revision",
+                ["mcp.base.batch-rejected"],
+                || Box::new(BatchAnsweredAsBatch)
             ),
             fault!(
                 "cancel-answered",

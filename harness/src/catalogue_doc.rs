@@ -39,11 +39,7 @@ pub fn markdown() -> String {
             c.revs.describe(),
             c.capability.unwrap_or("none")
         ));
-        let rev = match c.revs {
-            crate::check::Revs::Modern => "2026-07-28",
-            crate::check::Revs::Only(l) => l.first().copied().unwrap_or("2025-11-25"),
-            _ => "2025-11-25",
-        };
+        let rev = c.home_revision();
         s.push_str(&format!("- spec: <{}>\n", c.spec_url(rev)));
         s.push_str(&format!("- quote: \"{}\"\n", c.quote));
         let faults: Vec<String> = parity_fakes::catalogue()

@@ -237,6 +237,16 @@ pub struct Check {
 }
 
 impl Check {
+    /// The revision a catalogue links to: the newest legacy revision (2025-11-25) for checks
+    /// of every era, 2026-07-28 for modern-only checks, the pinned revision otherwise.
+    pub fn home_revision(&self) -> &'static str {
+        match self.revs {
+            Revs::Modern => "2026-07-28",
+            Revs::Only(l) => l.first().copied().unwrap_or("2025-11-25"),
+            _ => "2025-11-25",
+        }
+    }
+
     /// The spec reference URL for a revision (JSON-RPC references point at jsonrpc.org).
     pub fn spec_url(&self, revision: &str) -> String {
         if let Some(rest) = self.section.strip_prefix("jsonrpc-2.0") {
@@ -252,6 +262,18 @@ impl Check {
     }
 }
 
+/// A tool call the target declares slow enough to be cancelled in flight.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SlowCall {
+    /// Tool name.
+    pub name: String,
+    /// Its arguments.
+    pub arguments: Value,
+    /// How long the call takes when left alone, in milliseconds: the cancellation check listens
+    /// that long (plus the silence window) for a response the cancel should have suppressed.
+    pub ms: u64,
+}
+
 /// How a target is started, plus what it declares about itself.
 #[derive(Debug, Clone)]
 pub struct McpTarget {
@@ -261,7 +283,7 @@ pub struct McpTarget {
     pub spec: PeerSpec,
     /// A tool call the target declares slow enough to be cancelled in flight
     /// (`name`, `arguments`); `None` when it declares none.
-    pub slow_call: Option<(String, Value)>,
+    pub slow_call: Option<SlowCall>,
     /// The target serves the bundled reference dispatcher and its seeded workspace (the
     /// reference itself, or a faulty peer wrapping it): scenarios with `targets: [reference]`
     /// run only then.
@@ -336,6 +358,8 @@ pub struct Ctx {
     /// Case id, for session logs.
     pub case_id: String,
     logs: Mutex<Vec<SessionLog>>,
+    /// Logs of the sessions started and not yet closed, salvaged when a case is abandoned.
+    live: Mutex<Vec<(u64, crate::peer::LogHandle)>>,
 }
 
 impl Ctx {
@@ -355,6 +379,7 @@ impl Ctx {
             facts,
             case_id,
             logs: Mutex::new(Vec::new()),
+            live: Mutex::new(Vec::new()),
         }
     }
 
@@ -362,6 +387,9 @@ impl Ctx {
     pub fn start_raw(&self) -> Result<Client, Finding> {
         let peer = Peer::spawn(&self.target.spec)
             .map_err(|e| Finding::not_run(e.to_string(), Vec::new()))?;
+        if let (Some(pid), Ok(mut live)) = (peer.pid(), self.live.lock()) {
+            live.push((u64::from(pid), peer.log_handle()));
+        }
         Ok(Client::new(
             peer,
             self.era,
@@ -370,9 +398,26 @@ impl Ctx {
         ))
     }
 
+    /// Frames of the sessions still open (a case abandoned at its deadline): kept for the
+    /// monitors and returned as evidence.
+    pub fn salvage(&self) -> Vec<String> {
+        let live = match self.live.lock() {
+            Ok(mut g) => std::mem::take(&mut *g),
+            Err(p) => std::mem::take(&mut *p.into_inner()),
+        };
+        let mut ev = Vec::new();
+        for (_, handle) in live {
+            let events = handle.events();
+            ev = evidence(&events);
+            self.keep(events);
+        }
+        ev
+    }
+
     /// Starts a fresh peer and opens a session at this case's revision: `initialize` +
-    /// `notifications/initialized` in the legacy era (the server must answer with this
-    /// revision, else the case is not run); nothing in the modern era.
+    /// `notifications/initialized` in the legacy era (a server that answers with another
+    /// revision does not speak this one: the case is skipped); `server/discover` in the modern
+    /// era (no answer within the deadline: the case is not run).
     pub async fn open(&self) -> Result<Client, Finding> {
         let mut client = self.start_raw()?;
         if self.era == Era::Legacy {
@@ -391,12 +436,40 @@ impl Ctx {
                 .map(str::to_string);
             if got.as_deref() != Some(self.revision.as_str()) {
                 let ev = evidence(&client.peer.events());
-                let msg = match got {
-                    Some(v) => format!("server answered initialize at {v}, not {}", self.revision),
-                    None => format!("initialize failed: {}", reply.describe()),
-                };
                 self.close(client).await;
-                return Err(Finding::not_run(msg, ev));
+                return Err(match got {
+                    // The server does not speak this revision: the case does not apply.
+                    Some(v) => Finding {
+                        status: Status::Skip(format!(
+                            "the server does not speak {}: it answered initialize with {v}",
+                            self.revision
+                        )),
+                        evidence: ev,
+                    },
+                    None => Finding::not_run(
+                        format!("initialize failed: {}", reply.describe()),
+                        ev,
+                    ),
+                });
+            }
+        } else {
+            // Modern sessions open with `server/discover`, as clients may: the server's start-up
+            // time is paid here, so a slow starter is `not-run`, never a failed check.
+            let reply = match client.discover().await {
+                Ok(r) => r,
+                Err(e) => {
+                    let ev = evidence(&client.peer.events());
+                    self.close(client).await;
+                    return Err(Finding::not_run(format!("server/discover failed: {e}"), ev));
+                }
+            };
+            if matches!(reply, Reply::Timeout | Reply::Eof) {
+                let ev = evidence(&client.peer.events());
+                self.close(client).await;
+                return Err(Finding::not_run(
+                    format!("the session could not open: server/discover got {}", reply.describe()),
+                    ev,
+                ));
             }
         }
         Ok(client)
@@ -404,6 +477,9 @@ impl Ctx {
 
     /// Shuts a session's peer down (the stdio sequence) and keeps its frames for monitors.
     pub async fn close(&self, mut client: Client) -> ShutdownReport {
+        if let (Some(pid), Ok(mut live)) = (client.peer.pid(), self.live.lock()) {
+            live.retain(|(p, _)| *p != u64::from(pid));
+        }
         let report = client.peer.shutdown(self.timing.grace).await;
         self.keep(client.peer.events());
         report

@@ -280,9 +280,18 @@ async fn notification_body(ctx: &Ctx, c: &mut Client) -> Status {
     }) {
         return violated(format!("a notification was answered: {ans}"));
     }
-    serving_or(ctx, c, "notifications")
-        .await
-        .unwrap_or(Status::Pass)
+    if let Some(s) = serving_or(ctx, c, "notifications").await {
+        return s;
+    }
+    // An answer that came late, while the probe was under way, counts too.
+    if let Some(ans) = c.inbox.iter().filter_map(|i| i.value()).find(|v| {
+        v.get("method").is_none()
+            && (v.get("result").is_some() || v.get("error").is_some())
+            && v.get("id") != Some(&json!(c.last_id()))
+    }) {
+        return violated(format!("a notification was answered: {ans}"));
+    }
+    Status::Pass
 }
 in_session!(notification_unanswered, notification_body);
 
@@ -765,6 +774,21 @@ async fn batch_body(ctx: &Ctx, c: &mut Client) -> Status {
         Err(_) => return violated("no response to a batch of two requests"),
     };
     let Some(Value::Array(items)) = got.value() else {
+        // Answering each member on its own still receives the batch; JSON-RPC's "respond with
+        // an Array" is a lowercase should, so that is an advisory. Refusing it is a violation.
+        let served = |v: &Value| {
+            v.get("result").is_some()
+                && matches!(v.get("id").and_then(Value::as_str), Some("batch-a" | "batch-b"))
+        };
+        if got.value().is_some_and(served) {
+            let second = c.next_response().await.ok();
+            if second.as_ref().and_then(|g| g.value()).is_some_and(served) {
+                return Status::Advisory(
+                    "the batch's requests were answered one by one instead of with one array"
+                        .into(),
+                );
+            }
+        }
         return violated(format!(
             "a batch was not answered with a batch: {}",
             got.class
@@ -810,7 +834,11 @@ async fn batch_rejected_body(ctx: &Ctx, c: &mut Client) -> Status {
         .iter()
         .any(|v| v.get("result").is_some() && v.get("id").is_some_and(|id| batch_ids.contains(id)))
     {
-        return violated("the batch's requests were served one by one");
+        // Not a batch on stdout, so no message-shape rule is broken; but the revision has no
+        // batches, and a client does not expect answers to them.
+        return Status::Advisory(
+            "the batch's requests were served one by one in a revision without batches".into(),
+        );
     }
     if let Some(s) = serving {
         return s;
@@ -826,13 +854,14 @@ in_session!(batch_rejected, batch_rejected_body);
 
 async fn cancellation_body(ctx: &Ctx, c: &mut Client) -> Status {
     let (method, params) = match &ctx.target.slow_call {
-        Some((tool, args)) => (
+        Some(slow) => (
             "tools/call",
-            c.with_meta(json!({"name": tool, "arguments": args})),
+            c.with_meta(json!({"name": slow.name, "arguments": slow.arguments})),
         ),
         None => (ctx.probe_method(), probe_params(ctx)),
     };
     let req = json!({"jsonrpc": "2.0", "id": 0, "method": method, "params": params});
+    let sent = std::time::Instant::now();
     if let Err(e) = c.peer.send_json(&req).await {
         return violated(e.to_string());
     }
@@ -848,8 +877,11 @@ async fn cancellation_body(ctx: &Ctx, c: &mut Client) -> Status {
     if let Some(s) = serving_or(ctx, c, "cancelling request 0").await {
         return s;
     }
-    if ctx.target.slow_call.is_some() {
-        let (late, _) = c.collect_for(ctx.timing.silence).await;
+    if let Some(slow) = &ctx.target.slow_call {
+        // Listen until well after the call would have finished had the cancel been ignored.
+        let until = sent + std::time::Duration::from_millis(slow.ms) + ctx.timing.silence / 2;
+        let window = until.saturating_duration_since(std::time::Instant::now());
+        let (late, _) = c.collect_for(window).await;
         let answered = c
             .inbox
             .iter()
@@ -873,12 +905,22 @@ in_session!(cancellation, cancellation_body);
 // Monitors
 // ---------------------------------------------------------------------------------------------
 
-fn s2c_lines(sessions: &[SessionLog]) -> impl Iterator<Item = (&SessionLog, &crate::wire::Line)> {
+fn s2c_all_lines(sessions: &[SessionLog]) -> impl Iterator<Item = (&SessionLog, &crate::wire::Line)> {
     sessions.iter().flat_map(|s| {
         s.events
             .iter()
             .filter(|e| e.dir == Dir::S2c)
             .filter_map(move |e| e.line().map(|l| (s, l)))
+    })
+}
+
+/// Stdout lines that were kept whole (see [`judgeable`]).
+fn s2c_lines(sessions: &[SessionLog]) -> impl Iterator<Item = (&SessionLog, &crate::wire::Line)> {
+    sessions.iter().flat_map(|s| {
+        s.events
+            .iter()
+            .filter(|e| e.dir == Dir::S2c)
+            .filter_map(move |e| e.line().filter(|l| judgeable(l)).map(|l| (s, l)))
     })
 }
 
@@ -898,9 +940,39 @@ fn monitor_result(problems: Vec<String>) -> Finding {
     Finding::violated(format!("{n} violation(s); first: {}", ev[0]), ev)
 }
 
+/// Whether a line is a judgeable frame: over-cap lines are kept only as a prefix, and lines
+/// past a session's log budget as a prefix too ([`crate::wire::Line::elided`]).
+fn judgeable(l: &crate::wire::Line) -> bool {
+    l.bytes.len() as u64 == l.len
+}
+
 fn stdout_purity(input: &MonitorInput) -> Finding {
     let mut problems = Vec::new();
-    for (s, l) in s2c_lines(input.sessions) {
+    let mut unjudged = Vec::new();
+    for (s, l) in s2c_all_lines(input.sessions) {
+        if !judgeable(l) {
+            // Only a prefix was kept. A prefix that cannot start a JSON value proves the line
+            // is not a message; otherwise the line cannot be judged.
+            let starts_json = l
+                .bytes
+                .iter()
+                .find(|b| !b.is_ascii_whitespace())
+                .is_some_and(|b| *b == b'{' || *b == b'[');
+            if starts_json {
+                unjudged.push(format!(
+                    "[{}] a {}-byte stdout line was kept only as a prefix and could not be judged (raise --line-cap)",
+                    s.case, l.len
+                ));
+            } else {
+                problems.push(format!(
+                    "[{}] a {}-byte stdout line is not an MCP message: {}",
+                    s.case,
+                    l.len,
+                    line_text(l)
+                ));
+            }
+            continue;
+        }
         let c = classify(&l.bytes);
         let ok = match &c.kind {
             Kind::Request | Kind::Notification | Kind::Response | Kind::Error => true,
@@ -919,6 +991,9 @@ fn stdout_purity(input: &MonitorInput) -> Finding {
             ));
         }
     }
+    if problems.is_empty() && !unjudged.is_empty() {
+        return Finding::advisory(unjudged[0].clone(), unjudged);
+    }
     monitor_result(problems)
 }
 
@@ -930,6 +1005,7 @@ fn newline_delimited(input: &MonitorInput) -> Finding {
             .iter()
             .filter(|e| e.dir == Dir::S2c)
             .filter_map(|e| e.line())
+            .filter(|l| judgeable(l))
             .collect();
         for (i, l) in lines.iter().enumerate() {
             let text = String::from_utf8_lossy(&l.bytes);

@@ -2,7 +2,7 @@
 //! check failed or timed out; 2 usage or configuration error; 3 could not run (the target did not
 //! start, or no check executed).
 
-use crate::check::{CheckKind, McpTarget, Timing};
+use crate::check::{CheckKind, McpTarget, SlowCall, Timing};
 use crate::checks_mcp;
 use crate::peer::PeerSpec;
 use crate::run::{run_mcp_with_scenarios, EraSel, RunOptions};
@@ -105,9 +105,15 @@ struct RunArgs {
     #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     timeout_multiplier: f64,
     /// A tool call the target declares slow enough to cancel in flight, as JSON
-    /// `{"name": "...", "arguments": {...}}`. The reference's is declared by default.
+    /// `{"name": "...", "arguments": {...}, "ms": N}` where `ms` is how long it takes when left
+    /// alone (default 1000). Without it the cancellation check can only prove the server keeps
+    /// serving. The reference's is declared by default.
     #[arg(long)]
     slow_call: Option<String>,
+    /// Per-line byte cap on the server's stdout (default 16 MiB). A longer line is skipped to
+    /// its newline and kept as a prefix, its length and its SHA-256.
+    #[arg(long, default_value_t = crate::wire::DEFAULT_LINE_CAP)]
+    line_cap: usize,
     /// Print evidence for every case that did not pass.
     #[arg(long, short)]
     verbose: bool,
@@ -128,18 +134,44 @@ pub async fn main() -> i32 {
         }
     };
     match cli.command {
-        Command::Run(args) => cmd_run(args).await,
+        Command::Run(args) => {
+            watch_signals();
+            let code = cmd_run(args).await;
+            crate::peer::reap_orphans().await;
+            code
+        }
         Command::List {
             json,
             markdown,
             scenarios,
         } => cmd_list(json, markdown, &scenarios),
-        Command::Selftest { jobs } => crate::selftest::run(jobs).await,
+        Command::Selftest { jobs } => {
+            watch_signals();
+            let code = crate::selftest::run(jobs).await;
+            crate::peer::reap_orphans().await;
+            code
+        }
         Command::Reference { surface } => match surface {
             ReferenceCmd::Mcp(a) => serve_reference(a).await,
         },
         Command::Fake { fault, list } => cmd_fake(fault, list).await,
         Command::Bench(args) => crate::bench::run(args).await,
+    }
+}
+
+/// On SIGINT or SIGTERM, ends every running peer (they live in their own process groups, so
+/// a Ctrl-C or a cancelled CI job would not reach them) and exits 130 or 143.
+fn watch_signals() {
+    use tokio::signal::unix::{signal, SignalKind};
+    for (kind, code) in [(SignalKind::interrupt(), 130), (SignalKind::terminate(), 143)] {
+        let Ok(mut sig) = signal(kind) else { continue };
+        tokio::spawn(async move {
+            if sig.recv().await.is_some() {
+                crate::peer::kill_all_peers();
+                eprintln!("parity: interrupted; every peer was stopped");
+                std::process::exit(code);
+            }
+        });
     }
 }
 
@@ -156,9 +188,14 @@ pub fn reference_target() -> McpTarget {
     }
 }
 
-/// The slow call the reference declares: `exec` of `sleep 30`, cancellable.
-pub fn reference_slow_call() -> (String, Value) {
-    ("exec".into(), json!({"argv": ["sleep", "30"]}))
+/// The slow call the reference declares: `exec` of `sleep 0.2`, cancellable, 200 ms when left
+/// alone (short, so the cancellation check can listen past its natural end).
+pub fn reference_slow_call() -> SlowCall {
+    SlowCall {
+        name: "exec".into(),
+        arguments: json!({"argv": ["sleep", "0.2"]}),
+        ms: 200,
+    }
 }
 
 /// A faulty peer as a target: this binary's `fake <name>`.
@@ -196,6 +233,11 @@ async fn cmd_run(args: RunArgs) -> i32 {
             }
         }
     }
+    if args.line_cap == 0 {
+        eprintln!("error: --line-cap must be at least 1 byte");
+        return EXIT_USAGE;
+    }
+    target.spec.line_cap = args.line_cap;
     if !(args.timeout_multiplier > 0.0 && args.timeout_multiplier.is_finite()) {
         eprintln!("error: --timeout-multiplier must be a positive number");
         return EXIT_USAGE;
@@ -240,8 +282,8 @@ async fn cmd_run(args: RunArgs) -> i32 {
     report.exit_code()
 }
 
-/// Parses `{"name": "...", "arguments": {...}}`.
-fn parse_slow_call(s: &str) -> Result<(String, Value), String> {
+/// Parses `{"name": "...", "arguments": {...}, "ms": N}` (`ms` defaults to 1000).
+fn parse_slow_call(s: &str) -> Result<SlowCall, String> {
     let v: Value = serde_json::from_str(s).map_err(|e| format!("not JSON: {e}"))?;
     let name = v
         .get("name")
@@ -251,7 +293,17 @@ fn parse_slow_call(s: &str) -> Result<(String, Value), String> {
     if !args.is_object() {
         return Err("field `arguments` must be an object".into());
     }
-    Ok((name.to_string(), args))
+    let ms = match v.get("ms") {
+        None => 1000,
+        Some(m) => m
+            .as_u64()
+            .ok_or("field `ms` must be a non-negative integer (milliseconds)")?,
+    };
+    Ok(SlowCall {
+        name: name.to_string(),
+        arguments: args,
+        ms,
+    })
 }
 
 fn cmd_list(as_json: bool, markdown: bool, scenario_dirs: &[PathBuf]) -> i32 {
@@ -279,7 +331,7 @@ fn cmd_list(as_json: bool, markdown: bool, scenario_dirs: &[PathBuf]) -> i32 {
                     "level": c.level.as_str(),
                     "revisions": c.revs.describe(),
                     "capability": c.capability,
-                    "spec": c.spec_url("2025-11-25"),
+                    "spec": c.spec_url(c.home_revision()),
                     "requirement": c.requirement,
                     "quote": c.quote,
                 })
@@ -312,7 +364,7 @@ fn cmd_list(as_json: bool, markdown: bool, scenario_dirs: &[PathBuf]) -> i32 {
             c.id,
             c.level.as_str(),
             c.revs.describe(),
-            c.spec_url("2025-11-25")
+            c.spec_url(c.home_revision())
         );
     }
     for s in &scenarios {

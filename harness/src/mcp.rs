@@ -78,9 +78,9 @@ impl Inbound {
 }
 
 /// Most lines a multi-line message may span before the driver gives up reassembling it.
-const MAX_REASSEMBLY_LINES: usize = 10_000;
+const MAX_REASSEMBLY_LINES: usize = 200;
 /// Most bytes a reassembled message may hold.
-const MAX_REASSEMBLY_BYTES: usize = 16 * 1024 * 1024;
+const MAX_REASSEMBLY_BYTES: usize = 4 * 1024 * 1024;
 
 /// What a request produced.
 #[derive(Debug, Clone)]
@@ -176,6 +176,11 @@ impl Client {
             mid_line: false,
             deferred: Vec::new(),
         }
+    }
+
+    /// The last id [`Client::fresh_id`] handed out (0 before any).
+    pub fn last_id(&self) -> i64 {
+        self.next_id - 1
     }
 
     /// A fresh request id (integers from 1 upward).
@@ -280,6 +285,11 @@ impl Client {
     /// The tolerant reading of a line (see [`Inbound`]).
     fn tolerant(&mut self, line: &Line, class: &Classified) -> Option<Value> {
         if let Some((mut buf, n)) = self.partial.take() {
+            // A line that is a message on its own ends any reassembly under way: the earlier
+            // line was noise (a `[INFO] …` log line), not the start of a message.
+            if let Some(v) = class.value.as_ref().filter(|v| v.is_object() || v.is_array()) {
+                return Some(v.clone());
+            }
             buf.push(b'\n');
             buf.extend_from_slice(&line.bytes);
             if let Ok(v) = serde_json::from_slice::<Value>(&buf) {
@@ -287,8 +297,8 @@ impl Client {
             }
             if n < MAX_REASSEMBLY_LINES && buf.len() < MAX_REASSEMBLY_BYTES {
                 self.partial = Some((buf, n + 1));
+                return None;
             }
-            return None;
         }
         if let Some(v) = &class.value {
             return Some(v.clone());

@@ -25,6 +25,10 @@ use tokio::sync::mpsc;
 /// Name of the environment variable that tags every process a peer starts.
 pub const MARKER_VAR: &str = "PARITY_PEER_MARK";
 
+/// Bytes of stdout lines a peer's frame log keeps whole (64 MiB); later lines are kept as
+/// prefixes marked `elided`, so a flooding peer cannot exhaust memory.
+pub const LOG_BUDGET: usize = 64 * 1024 * 1024;
+
 /// Bytes of stderr kept as evidence per peer; the rest is counted, not stored.
 pub const STDERR_KEEP: usize = 256 * 1024;
 
@@ -209,6 +213,17 @@ impl Default for ShutdownGrace {
 
 type SharedLog = Arc<Mutex<Vec<WireEvent>>>;
 
+/// A handle on a peer's frame log that outlives the peer.
+#[derive(Clone)]
+pub struct LogHandle(SharedLog);
+
+impl LogHandle {
+    /// A copy of every frame logged so far.
+    pub fn events(&self) -> Vec<WireEvent> {
+        lock(&self.0).clone()
+    }
+}
+
 /// A running peer: a child process or an in-memory stream pair.
 pub struct Peer {
     start: Instant,
@@ -225,11 +240,113 @@ pub struct Peer {
 
 static NEXT_MARK: AtomicU64 = AtomicU64::new(1);
 
+/// Process groups of the peers currently running, so a signal to the harness can end them.
+fn live_groups() -> &'static Mutex<HashSet<i32>> {
+    static LIVE: std::sync::OnceLock<Mutex<HashSet<i32>>> = std::sync::OnceLock::new();
+    LIVE.get_or_init(|| Mutex::new(HashSet::new()))
+}
+
+fn track(pgid: Option<u32>, live: bool) {
+    let Some(pg) = pgid else { return };
+    let mut g = match live_groups().lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    };
+    if live {
+        g.insert(pg as i32);
+    } else {
+        g.remove(&(pg as i32));
+    }
+}
+
+/// Set once the harness is stopping: no new peer may start.
+static STOPPING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Kills every running peer's process group and every process carrying one of this harness's
+/// peer markers, and refuses to start new peers from then on. For signal handlers.
+pub fn kill_all_peers() {
+    STOPPING.store(true, Ordering::SeqCst);
+    // Twice: a peer being started while the first pass ran is caught by the second.
+    kill_pass();
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    kill_pass();
+}
+
+fn kill_pass() {
+    let groups: Vec<i32> = match live_groups().lock() {
+        Ok(g) => g.iter().copied().collect(),
+        Err(p) => p.into_inner().iter().copied().collect(),
+    };
+    for pg in groups {
+        signal_group(pg, libc::SIGKILL);
+    }
+    for pid in processes_marked_by_us() {
+        kill_pid(pid, libc::SIGKILL);
+    }
+}
+
+/// Ends whatever a run left behind: processes carrying this harness's peer markers, and
+/// children re-parented to it (the subreaper) that no peer owns any more — including a
+/// descendant that cleared its environment. Kills them and reaps them. Call only when no peer
+/// of this process is running (the end of `parity run`). Returns how many it ended.
+pub async fn reap_orphans() -> usize {
+    let me = std::process::id() as i32;
+    let mut left: HashSet<i32> = processes_marked_by_us().into_iter().collect();
+    if let Ok(dir) = std::fs::read_dir("/proc") {
+        for entry in dir.flatten() {
+            let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+                continue;
+            };
+            if parent_of(pid) == Some(me) {
+                left.insert(pid);
+            }
+        }
+    }
+    for pid in &left {
+        kill_pid(*pid, libc::SIGKILL);
+    }
+    reap(&left).await;
+    left.len()
+}
+
+fn parent_of(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = stat.rsplit_once(')')?.1;
+    rest.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Live processes whose marker was set by this harness process (`<our pid>-<n>`).
+fn processes_marked_by_us() -> Vec<i32> {
+    let prefix = format!("{MARKER_VAR}={}-", std::process::id());
+    let mut out = Vec::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for entry in dir.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else {
+            continue;
+        };
+        if env.split(|b| *b == 0).any(|kv| kv.starts_with(prefix.as_bytes())) && alive(pid) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
 impl Peer {
     /// Starts a process peer. Becomes a child subreaper first (once per harness process).
     ///
     /// Errors: [`PeerError::Spawn`] when the program cannot be started.
     pub fn spawn(spec: &PeerSpec) -> Result<Peer, PeerError> {
+        if STOPPING.load(Ordering::SeqCst) {
+            return Err(PeerError::Spawn {
+                command: spec.display(),
+                source: std::io::Error::other("the harness is stopping"),
+            });
+        }
         become_subreaper();
         let mark = format!(
             "{}-{}",
@@ -257,6 +374,7 @@ impl Peer {
             command: spec.display(),
             source,
         })?;
+        track(child.id(), true);
         let start = Instant::now();
         let log: SharedLog = Arc::new(Mutex::new(Vec::new()));
         let stdin = child
@@ -361,6 +479,7 @@ impl Peer {
                         over_cap: false,
                         sha256: None,
                         terminated,
+                        elided: false,
                     }),
                 });
                 rest = next;
@@ -398,6 +517,12 @@ impl Peer {
         if let Some(mut s) = self.stdin.take() {
             let _ = s.shutdown().await;
         }
+    }
+
+    /// A shared handle on the frame log, so frames can be salvaged from a case that was
+    /// abandoned at its deadline.
+    pub fn log_handle(&self) -> LogHandle {
+        LogHandle(self.log.clone())
     }
 
     /// A copy of every frame seen so far, in order.
@@ -483,6 +608,7 @@ impl Peer {
         if let Some(pg) = pgid {
             signal_group(pg, libc::SIGKILL);
         }
+        track(self.pid, false);
         let mut left: HashSet<i32> = self.marked_processes().into_iter().collect();
         left.extend(descendants_before.iter().copied().filter(|p| alive(*p)));
         if !left.is_empty() {
@@ -534,9 +660,10 @@ impl Peer {
 impl Drop for Peer {
     fn drop(&mut self) {
         // Last resort for a peer whose case was abandoned: kill its group and marked
-        // descendants. `kill_on_drop` handles the direct child; the subreaper reaps the rest
-        // through `reap_orphans` at the end of a run.
+        // descendants. `kill_on_drop` handles the direct child; [`reap_orphans`] reaps the
+        // rest at the end of a run.
         if self.child.is_some() {
+            track(self.pid, false);
             if let Some(pg) = self.pid {
                 signal_group(pg as i32, libc::SIGKILL);
             }
@@ -563,13 +690,26 @@ async fn read_lines<R: AsyncRead + Unpin>(
     tx: mpsc::Sender<Option<Line>>,
 ) {
     let mut r = LineReader::new(BufReader::with_capacity(64 * 1024, reader), cap);
+    let mut logged: usize = 0;
     loop {
         match r.next_line().await {
             Ok(Some(line)) => {
+                // The log keeps whole lines up to the session's budget, then prefixes.
+                let kept = if logged + line.bytes.len() <= LOG_BUDGET {
+                    logged += line.bytes.len();
+                    line.clone()
+                } else {
+                    Line {
+                        bytes: line.bytes[..line.bytes.len().min(crate::wire::OVER_CAP_PREFIX)]
+                            .to_vec(),
+                        elided: true,
+                        ..line.clone_header()
+                    }
+                };
                 lock(&log).push(WireEvent {
                     dir,
                     t: start.elapsed(),
-                    frame: Frame::Line(line.clone()),
+                    frame: Frame::Line(kept),
                 });
                 if tx.send(Some(line)).await.is_err() {
                     // Nobody listens any more; keep draining so the peer never blocks.

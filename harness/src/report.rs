@@ -3,7 +3,8 @@
 //! JSON report, schema version [`REPORT_SCHEMA_VERSION`]: `{"schema_version", "parity_version",
 //! "target", "eras": {"legacy"?: rev, "modern"?: rev}, "notes": [...], "summary": {verdict:
 //! count}, "duration_ms", "exit_code", "cases": {case_id: {check, binding, revision, spec,
-//! level, quote, requirement, verdict, message, evidence[], duration_ms}}}`. Keys of `cases` are
+//! level, quote, requirement, verdict, message, evidence[], duration_ms, kind}}}` where `kind`
+//! is `active`, `monitor` or `scenario`. Keys of `cases` are
 //! the stable case ids `check@binding#revision`, in plan order.
 
 use crate::check::Verdict;
@@ -30,6 +31,7 @@ pub fn to_json(report: &RunReport) -> Value {
         cases.insert(
             c.id.clone(),
             json!({
+                "kind": c.kind.as_str(),
                 "check": c.check,
                 "binding": c.binding,
                 "revision": c.revision,

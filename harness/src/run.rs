@@ -48,11 +48,36 @@ pub struct RunOptions {
     pub timing: Timing,
 }
 
+/// What produced a case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CaseKind {
+    /// An active check (drives its own sessions).
+    Active,
+    /// A passive monitor (judges the frames of every session).
+    Monitor,
+    /// A scenario file.
+    Scenario,
+}
+
+impl CaseKind {
+    /// Lowercase name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CaseKind::Active => "active",
+            CaseKind::Monitor => "monitor",
+            CaseKind::Scenario => "scenario",
+        }
+    }
+}
+
 /// The result of one case.
 #[derive(Debug, Clone, Serialize)]
 pub struct CaseResult {
     /// `check@binding#revision`.
     pub id: String,
+    /// What produced it: an active check, a monitor, or a scenario.
+    pub kind: CaseKind,
     /// The check id.
     pub check: String,
     /// The binding.
@@ -101,8 +126,22 @@ impl RunReport {
         }
         m
     }
-    /// Cases that executed (pass, fail, warn, timeout).
+    /// Cases that executed (pass, fail, warn, timeout). Monitors only judge the frames of the
+    /// other cases, so they count only when an active check or a scenario executed too.
     pub fn executed(&self) -> usize {
+        let driven = self
+            .cases
+            .iter()
+            .filter(|c| c.kind != CaseKind::Monitor)
+            .any(|c| {
+                matches!(
+                    c.verdict,
+                    Verdict::Pass | Verdict::Fail | Verdict::Warn | Verdict::Timeout
+                )
+            });
+        if !driven {
+            return 0;
+        }
         self.cases
             .iter()
             .filter(|c| {
@@ -223,6 +262,22 @@ pub async fn detect_eras(target: &McpTarget, timing: Timing) -> (EraSupport, Val
             }
             Err(e) => (None, Value::Null, format!("initialize probe: {e}")),
         }
+    };
+    // Each probe is bounded by the case deadline: a peer that floods requests and never reads
+    // its stdin cannot hang the run here.
+    let modern = async {
+        tokio::time::timeout(timing.case, modern)
+            .await
+            .unwrap_or_else(|_| {
+                (false, Vec::new(), Value::Null, vec!["server/discover probe: the probe ran past the case deadline".to_string()])
+            })
+    };
+    let legacy = async {
+        tokio::time::timeout(timing.case, legacy)
+            .await
+            .unwrap_or_else(|_| {
+                (None, Value::Null, "initialize probe: the probe ran past the case deadline".to_string())
+            })
     };
     let ((is_modern, versions, mcaps, mut notes), (legacy_rev, lcaps, lnote)) =
         tokio::join!(modern, legacy);
@@ -485,7 +540,8 @@ async fn run_era(
             let result = match finding {
                 Some(f) => to_result(&p.check, &p.revision, f, ms),
                 None => {
-                    let mut r = to_result(&p.check, &p.revision, Finding::pass(Vec::new()), ms);
+                    let ev = ctx.salvage();
+                    let mut r = to_result(&p.check, &p.revision, Finding::pass(ev), ms);
                     r.verdict = Verdict::Timeout;
                     r.message = format!(
                         "the case ran past its {} ms deadline",
@@ -508,19 +564,22 @@ async fn run_era(
             by_id.insert(r.id.clone(), r);
         }
     }
-    let all_logs = logs.lock().map(|l| l.clone()).unwrap_or_default();
+    let all_logs = match logs.lock() {
+        Ok(mut l) => std::mem::take(&mut *l),
+        Err(p) => std::mem::take(&mut *p.into_inner()),
+    };
     for p in &monitors {
         let CheckKind::Monitor(f) = p.check.kind else {
             continue;
         };
         let t0 = Instant::now();
-        let sessions = all_logs.get(&p.revision).cloned().unwrap_or_default();
+        let sessions: &[SessionLog] = all_logs.get(&p.revision).map(Vec::as_slice).unwrap_or(&[]);
         let finding = if sessions.is_empty() {
             Finding::not_run("no session was recorded", Vec::new())
         } else {
             f(&MonitorInput {
                 revision: &p.revision,
-                sessions: &sessions,
+                sessions,
             })
         };
         let r = to_result(
@@ -531,12 +590,37 @@ async fn run_era(
         );
         by_id.insert(r.id.clone(), r);
     }
+    // A case whose task panicked has no result: it is reported as a failure of parity itself
+    // rather than silently dropped.
+    let internal = |id: &str| CaseResult {
+        id: id.to_string(),
+        kind: CaseKind::Active,
+        check: id.split('@').next().unwrap_or(id).to_string(),
+        binding: BINDING.to_string(),
+        revision: id.rsplit('#').next().unwrap_or("").to_string(),
+        spec: String::new(),
+        level: String::new(),
+        quote: String::new(),
+        requirement: String::new(),
+        verdict: Verdict::Fail,
+        message: "internal error: the case's task panicked (a bug in parity; please report it)"
+            .into(),
+        evidence: Vec::new(),
+        duration_ms: 0,
+    };
     let mut out: Vec<CaseResult> = planned
         .iter()
-        .filter_map(|p| by_id.remove(&case_id(p.check.id, &p.revision)))
+        .map(|p| {
+            let id = case_id(p.check.id, &p.revision);
+            by_id.remove(&id).unwrap_or_else(|| internal(&id))
+        })
         .collect();
     // --- scenarios (crate::scenario): after the checks, in scenario order ---
-    out.extend(scenario_ids.iter().filter_map(|id| by_id.remove(id)));
+    out.extend(
+        scenario_ids
+            .iter()
+            .map(|id| by_id.remove(id).unwrap_or_else(|| internal(id))),
+    );
     out
 }
 
@@ -576,6 +660,10 @@ fn to_result(check: &Check, revision: &str, f: Finding, duration_ms: u64) -> Cas
     };
     CaseResult {
         id: case_id(check.id, revision),
+        kind: match check.kind {
+            CheckKind::Active(_) => CaseKind::Active,
+            CheckKind::Monitor(_) => CaseKind::Monitor,
+        },
         check: check.id.to_string(),
         binding: BINDING.to_string(),
         revision: revision.to_string(),

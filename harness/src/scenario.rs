@@ -1466,7 +1466,8 @@ pub async fn run_case_timed(ctx: &Ctx, scenario: &Scenario) -> CaseResult {
     match finding {
         Ok(f) => case_result(scenario, &ctx.revision, f, ms),
         Err(_) => {
-            let mut r = case_result(scenario, &ctx.revision, Finding::pass(Vec::new()), ms);
+            let ev = ctx.salvage();
+            let mut r = case_result(scenario, &ctx.revision, Finding::pass(ev), ms);
             r.verdict = Verdict::Timeout;
             r.message = format!(
                 "the case ran past its {} ms deadline",
@@ -1500,6 +1501,7 @@ pub fn case_result(
     };
     CaseResult {
         id: case_id(scenario, revision),
+        kind: crate::run::CaseKind::Scenario,
         check: scenario.id.clone(),
         binding: BINDING.to_string(),
         revision: revision.to_string(),

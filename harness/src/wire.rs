@@ -45,6 +45,9 @@ pub struct Line {
     pub sha256: Option<String>,
     /// False when the stream ended before a `\n` terminated this line.
     pub terminated: bool,
+    /// Only a prefix was kept because the session's frame log reached its byte budget
+    /// ([`crate::peer::LOG_BUDGET`]); the reader still saw the whole line.
+    pub elided: bool,
 }
 
 /// A frame: the unit a transport emits. Only stdio lines exist so far; HTTP requests, responses
@@ -153,6 +156,20 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
     }
 }
 
+impl Line {
+    /// A copy of everything but the bytes (which are left empty).
+    pub fn clone_header(&self) -> Line {
+        Line {
+            bytes: Vec::new(),
+            len: self.len,
+            over_cap: self.over_cap,
+            sha256: self.sha256.clone(),
+            terminated: self.terminated,
+            elided: self.elided,
+        }
+    }
+}
+
 fn finish(bytes: Vec<u8>, len: u64, hasher: Option<Sha256>, terminated: bool) -> Line {
     let over_cap = hasher.is_some();
     let sha256 = hasher.map(|h| {
@@ -167,6 +184,7 @@ fn finish(bytes: Vec<u8>, len: u64, hasher: Option<Sha256>, terminated: bool) ->
         over_cap,
         sha256,
         terminated,
+        elided: false,
     }
 }
 

@@ -155,5 +155,28 @@ where
 /// # Errors
 /// As [`serve`].
 pub async fn serve_stdio(config: McpServerConfig) -> io::Result<()> {
-    serve(tokio::io::stdin(), tokio::io::stdout(), config).await
+    // When stdin and stdout are pipes (the usual case for a stdio server), drive them through
+    // the reactor: tokio's `stdin()`/`stdout()` hand every read and write to a blocking
+    // thread, which costs a thread hop per message. Anything else (a terminal, a file) keeps
+    // the portable path.
+    match (pipe_reader(), pipe_writer()) {
+        (Some(r), Some(w)) => serve(r, w, config).await,
+        (Some(r), None) => serve(r, tokio::io::stdout(), config).await,
+        (None, Some(w)) => serve(tokio::io::stdin(), w, config).await,
+        (None, None) => serve(tokio::io::stdin(), tokio::io::stdout(), config).await,
+    }
+}
+
+/// stdin as a non-blocking pipe receiver, when it is a pipe.
+fn pipe_reader() -> Option<tokio::net::unix::pipe::Receiver> {
+    use std::os::fd::AsFd;
+    let fd = io::stdin().as_fd().try_clone_to_owned().ok()?;
+    tokio::net::unix::pipe::Receiver::from_owned_fd(fd).ok()
+}
+
+/// stdout as a non-blocking pipe sender, when it is a pipe.
+fn pipe_writer() -> Option<tokio::net::unix::pipe::Sender> {
+    use std::os::fd::AsFd;
+    let fd = io::stdout().as_fd().try_clone_to_owned().ok()?;
+    tokio::net::unix::pipe::Sender::from_owned_fd(fd).ok()
 }
