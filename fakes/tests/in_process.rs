@@ -13,7 +13,9 @@ async fn exchange(name: &str, input: &[&str]) -> Vec<String> {
     let fault = (parity_fakes::find(name).unwrap().make)();
     let (mut client_w, server_r) = tokio::io::duplex(1 << 16);
     let (server_w, client_r) = tokio::io::duplex(1 << 16);
-    let server = tokio::spawn(parity_fakes::serve_faulty(fault, config, server_r, server_w));
+    let server = tokio::spawn(parity_fakes::serve_faulty(
+        fault, config, server_r, server_w,
+    ));
     for line in input {
         client_w.write_all(line.as_bytes()).await.unwrap();
         client_w.write_all(b"\n").await.unwrap();
@@ -34,19 +36,36 @@ const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"p
 async fn stdout_banner_comes_before_the_first_message() {
     let out = exchange("stdout-banner", &[INIT]).await;
     assert!(out[0].starts_with("parity-fake:"), "{out:?}");
-    assert!(out[1].contains("\"protocolVersion\":\"2025-11-25\""), "{out:?}");
+    assert!(
+        out[1].contains("\"protocolVersion\":\"2025-11-25\""),
+        "{out:?}"
+    );
 }
 
 #[tokio::test]
 async fn version_echo_echoes_an_unsupported_version_the_reference_would_not() {
     let clean = exchange("json-log-line", &[INIT]).await;
-    assert!(clean[0].contains("\"protocolVersion\":\"2025-11-25\""), "{clean:?}");
+    assert!(
+        clean[0].contains("\"protocolVersion\":\"2025-11-25\""),
+        "{clean:?}"
+    );
     let out = exchange("version-echo", &[INIT]).await;
-    assert!(out[0].contains("\"protocolVersion\":\"1999-01-01\""), "{out:?}");
+    assert!(
+        out[0].contains("\"protocolVersion\":\"1999-01-01\""),
+        "{out:?}"
+    );
 }
 
 #[tokio::test]
 async fn garbage_exits_ends_the_session_on_an_unparsable_line() {
-    let out = exchange("garbage-exits", &[INIT, "garbage", r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#]).await;
+    let out = exchange(
+        "garbage-exits",
+        &[
+            INIT,
+            "garbage",
+            r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#,
+        ],
+    )
+    .await;
     assert!(out.iter().all(|l| !l.contains("\"id\":2")), "{out:?}");
 }

@@ -446,10 +446,9 @@ impl Ctx {
                         )),
                         evidence: ev,
                     },
-                    None => Finding::not_run(
-                        format!("initialize failed: {}", reply.describe()),
-                        ev,
-                    ),
+                    None => {
+                        Finding::not_run(format!("initialize failed: {}", reply.describe()), ev)
+                    }
                 });
             }
         } else {
@@ -467,7 +466,10 @@ impl Ctx {
                 let ev = evidence(&client.peer.events());
                 self.close(client).await;
                 return Err(Finding::not_run(
-                    format!("the session could not open: server/discover got {}", reply.describe()),
+                    format!(
+                        "the session could not open: server/discover got {}",
+                        reply.describe()
+                    ),
                     ev,
                 ));
             }

@@ -778,7 +778,10 @@ async fn batch_body(ctx: &Ctx, c: &mut Client) -> Status {
         // an Array" is a lowercase should, so that is an advisory. Refusing it is a violation.
         let served = |v: &Value| {
             v.get("result").is_some()
-                && matches!(v.get("id").and_then(Value::as_str), Some("batch-a" | "batch-b"))
+                && matches!(
+                    v.get("id").and_then(Value::as_str),
+                    Some("batch-a" | "batch-b")
+                )
         };
         if got.value().is_some_and(served) {
             let second = c.next_response().await.ok();
@@ -905,7 +908,9 @@ in_session!(cancellation, cancellation_body);
 // Monitors
 // ---------------------------------------------------------------------------------------------
 
-fn s2c_all_lines(sessions: &[SessionLog]) -> impl Iterator<Item = (&SessionLog, &crate::wire::Line)> {
+fn s2c_all_lines(
+    sessions: &[SessionLog],
+) -> impl Iterator<Item = (&SessionLog, &crate::wire::Line)> {
     sessions.iter().flat_map(|s| {
         s.events
             .iter()

@@ -163,7 +163,10 @@ pub async fn main() -> i32 {
 /// a Ctrl-C or a cancelled CI job would not reach them) and exits 130 or 143.
 fn watch_signals() {
     use tokio::signal::unix::{signal, SignalKind};
-    for (kind, code) in [(SignalKind::interrupt(), 130), (SignalKind::terminate(), 143)] {
+    for (kind, code) in [
+        (SignalKind::interrupt(), 130),
+        (SignalKind::terminate(), 143),
+    ] {
         let Ok(mut sig) = signal(kind) else { continue };
         tokio::spawn(async move {
             if sig.recv().await.is_some() {

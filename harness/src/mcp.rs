@@ -287,7 +287,11 @@ impl Client {
         if let Some((mut buf, n)) = self.partial.take() {
             // A line that is a message on its own ends any reassembly under way: the earlier
             // line was noise (a `[INFO] …` log line), not the start of a message.
-            if let Some(v) = class.value.as_ref().filter(|v| v.is_object() || v.is_array()) {
+            if let Some(v) = class
+                .value
+                .as_ref()
+                .filter(|v| v.is_object() || v.is_array())
+            {
                 return Some(v.clone());
             }
             buf.push(b'\n');

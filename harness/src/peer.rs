@@ -294,7 +294,11 @@ pub async fn reap_orphans() -> usize {
     let mut left: HashSet<i32> = processes_marked_by_us().into_iter().collect();
     if let Ok(dir) = std::fs::read_dir("/proc") {
         for entry in dir.flatten() {
-            let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|s| s.parse::<i32>().ok())
+            else {
                 continue;
             };
             if parent_of(pid) == Some(me) {
@@ -323,13 +327,21 @@ fn processes_marked_by_us() -> Vec<i32> {
         return out;
     };
     for entry in dir.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<i32>().ok())
+        else {
             continue;
         };
         let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else {
             continue;
         };
-        if env.split(|b| *b == 0).any(|kv| kv.starts_with(prefix.as_bytes())) && alive(pid) {
+        if env
+            .split(|b| *b == 0)
+            .any(|kv| kv.starts_with(prefix.as_bytes()))
+            && alive(pid)
+        {
             out.push(pid);
         }
     }

@@ -126,22 +126,8 @@ impl RunReport {
         }
         m
     }
-    /// Cases that executed (pass, fail, warn, timeout). Monitors only judge the frames of the
-    /// other cases, so they count only when an active check or a scenario executed too.
+    /// Cases that executed (pass, fail, warn, timeout).
     pub fn executed(&self) -> usize {
-        let driven = self
-            .cases
-            .iter()
-            .filter(|c| c.kind != CaseKind::Monitor)
-            .any(|c| {
-                matches!(
-                    c.verdict,
-                    Verdict::Pass | Verdict::Fail | Verdict::Warn | Verdict::Timeout
-                )
-            });
-        if !driven {
-            return 0;
-        }
         self.cases
             .iter()
             .filter(|c| {
@@ -269,14 +255,23 @@ pub async fn detect_eras(target: &McpTarget, timing: Timing) -> (EraSupport, Val
         tokio::time::timeout(timing.case, modern)
             .await
             .unwrap_or_else(|_| {
-                (false, Vec::new(), Value::Null, vec!["server/discover probe: the probe ran past the case deadline".to_string()])
+                (
+                    false,
+                    Vec::new(),
+                    Value::Null,
+                    vec!["server/discover probe: the probe ran past the case deadline".to_string()],
+                )
             })
     };
     let legacy = async {
         tokio::time::timeout(timing.case, legacy)
             .await
             .unwrap_or_else(|_| {
-                (None, Value::Null, "initialize probe: the probe ran past the case deadline".to_string())
+                (
+                    None,
+                    Value::Null,
+                    "initialize probe: the probe ran past the case deadline".to_string(),
+                )
             })
     };
     let ((is_modern, versions, mcaps, mut notes), (legacy_rev, lcaps, lnote)) =
@@ -469,6 +464,7 @@ async fn run_era(
         .iter()
         .cloned()
         .partition(|p| matches!(p.check.kind, CheckKind::Monitor(_)));
+    let monitor_opened = Arc::new(std::sync::atomic::AtomicBool::new(false));
     // Monitors get one session of their own per revision.
     let mut monitor_revs: Vec<String> = monitors.iter().map(|p| p.revision.clone()).collect();
     monitor_revs.dedup();
@@ -477,6 +473,7 @@ async fn run_era(
         let facts = facts.clone();
         let sem = sem.clone();
         let logs = logs.clone();
+        let monitor_opened = monitor_opened.clone();
         handles.push(tokio::spawn(async move {
             let _permit = sem.acquire().await;
             let ctx = Ctx::new(
@@ -486,7 +483,9 @@ async fn run_era(
                 facts,
                 format!("monitor-session#{rev}"),
             );
-            let _ = tokio::time::timeout(timing.case, monitor_session(&ctx)).await;
+            if let Ok(true) = tokio::time::timeout(timing.case, monitor_session(&ctx)).await {
+                monitor_opened.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
             if let Ok(mut l) = logs.lock() {
                 l.entry(rev.clone()).or_default().extend(ctx.take_logs());
             }
@@ -574,8 +573,17 @@ async fn run_era(
         };
         let t0 = Instant::now();
         let sessions: &[SessionLog] = all_logs.get(&p.revision).map(Vec::as_slice).unwrap_or(&[]);
-        let finding = if sessions.is_empty() {
-            Finding::not_run("no session was recorded", Vec::new())
+        // Monitors judge sessions that really ran: their own must have opened, or another case
+        // must have executed; frames of failed handshakes alone prove nothing.
+        let driven = monitor_opened.load(std::sync::atomic::Ordering::SeqCst)
+            || by_id.values().any(|r| {
+                matches!(
+                    r.verdict,
+                    Verdict::Pass | Verdict::Fail | Verdict::Warn | Verdict::Timeout
+                )
+            });
+        let finding = if sessions.is_empty() || !driven {
+            Finding::not_run("no session could be opened", Vec::new())
         } else {
             f(&MonitorInput {
                 revision: &p.revision,
@@ -625,8 +633,10 @@ async fn run_era(
 }
 
 /// The monitors' own session: handshake, a full tools listing, the probe, then shutdown.
-async fn monitor_session(ctx: &Ctx) {
-    let Ok(mut c) = ctx.open().await else { return };
+async fn monitor_session(ctx: &Ctx) -> bool {
+    let Ok(mut c) = ctx.open().await else {
+        return false;
+    };
     if ctx.declares("tools") {
         let mut cursor: Option<Value> = None;
         for _ in 0..100 {
@@ -646,6 +656,7 @@ async fn monitor_session(ctx: &Ctx) {
     let _ = c.request(ctx.probe_method(), json!({})).await;
     let _ = evidence(&c.peer.events());
     ctx.close(c).await;
+    true
 }
 
 fn to_result(check: &Check, revision: &str, f: Finding, duration_ms: u64) -> CaseResult {
