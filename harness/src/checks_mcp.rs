@@ -304,7 +304,11 @@ async fn version_negotiation(ctx: &Ctx) -> Finding {
     };
     let first = match c.initialize(&ctx.revision).await {
         Ok(r) => r,
-        Err(e) => return Finding::not_run(e.to_string(), Vec::new()),
+        Err(e) => {
+            let ev = evidence(&c.peer.events());
+            ctx.close(c).await;
+            return Finding::not_run(e.to_string(), ev);
+        }
     };
     let events = c.peer.events();
     ctx.close(c).await;
@@ -327,7 +331,11 @@ async fn version_negotiation(ctx: &Ctx) -> Finding {
     };
     let reply = match c.initialize("1999-01-01").await {
         Ok(r) => r,
-        Err(e) => return Finding::violated(e.to_string(), evidence(&c.peer.events())),
+        Err(e) => {
+            let ev = evidence(&c.peer.events());
+            ctx.close(c).await;
+            return Finding::violated(e.to_string(), ev);
+        }
     };
     let events = c.peer.events();
     ctx.close(c).await;
@@ -384,7 +392,9 @@ async fn stdin_eof(ctx: &Ctx) -> Finding {
         Err(f) => return f,
     };
     if let Err(e) = c.request(ctx.probe_method(), json!({})).await {
-        return Finding::not_run(e.to_string(), Vec::new());
+        let ev = evidence(&c.peer.events());
+        ctx.close(c).await;
+        return Finding::not_run(e.to_string(), ev);
     }
     // Drain anything pending so only output after EOF counts.
     let _ = c.collect_for(std::time::Duration::from_millis(20)).await;

@@ -77,6 +77,9 @@ impl Inbound {
     }
 }
 
+/// Most messages a session's inbox keeps (older ones are dropped first).
+pub const MAX_INBOX: usize = 10_000;
+
 /// Most lines a multi-line message may span before the driver gives up reassembling it.
 const MAX_REASSEMBLY_LINES: usize = 200;
 /// Most bytes a reassembled message may hold.
@@ -178,6 +181,15 @@ impl Client {
         }
     }
 
+    /// Keeps a message that was not the awaited one; past [`MAX_INBOX`] messages the oldest
+    /// are dropped, so a flooding peer cannot exhaust memory.
+    fn stash(&mut self, inb: Inbound) {
+        if self.inbox.len() >= MAX_INBOX {
+            self.inbox.drain(..MAX_INBOX / 10);
+        }
+        self.inbox.push(inb);
+    }
+
     /// The last id [`Client::fresh_id`] handed out (0 before any).
     pub fn last_id(&self) -> i64 {
         self.next_id - 1
@@ -268,7 +280,9 @@ impl Client {
                 if is_request {
                     if let Some(v) = inbound.value().cloned() {
                         let answer = answer_server_request(&v);
-                        self.server_requests.push(v);
+                        if self.server_requests.len() < MAX_INBOX {
+                            self.server_requests.push(v);
+                        }
                         if self.mid_line {
                             self.deferred.push(answer);
                         } else {
@@ -341,7 +355,7 @@ impl Client {
                             return Reply::Message(v);
                         }
                     }
-                    self.inbox.push(inb);
+                    self.stash(inb);
                 }
                 Err(Recv::Eof) => return Reply::Eof,
                 Err(_) => return Reply::Timeout,
@@ -365,7 +379,7 @@ impl Client {
             if is_response || inb.value().is_none() && self.partial.is_none() {
                 return Ok(inb);
             }
-            self.inbox.push(inb);
+            self.stash(inb);
         }
     }
 

@@ -5,6 +5,8 @@
 //! `cargo build -p parity-harness`. Every failing assertion prints the command, its exit
 //! status, stdout and stderr.
 
+mod common;
+
 use parity_harness::scenario::{self, partial_match};
 use serde_json::{json, Value};
 use std::error::Error;
@@ -51,7 +53,7 @@ impl Run {
 }
 
 fn parity_bin() -> PathBuf {
-    assert_cmd::cargo::cargo_bin("parity")
+    common::parity()
 }
 
 fn parity(args: &[&str]) -> Result<Run, Box<dyn Error>> {

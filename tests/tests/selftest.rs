@@ -3,14 +3,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use assert_cmd::Command;
+mod common;
+
+use std::process::Command;
 
 #[test]
 fn every_check_is_caught_by_a_fault_and_the_reference_is_clean() {
-    let out = Command::cargo_bin("parity")
-        .unwrap()
+    let out = Command::new(common::parity())
         .arg("selftest")
-        .timeout(std::time::Duration::from_secs(600))
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -29,7 +29,12 @@ pub const RUN_DEADLINE: Duration = Duration::from_secs(300);
 pub fn parity() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
-        let path = assert_cmd::cargo::cargo_bin("parity");
+        // The binary belongs to another package, so cargo does not set CARGO_BIN_EXE_parity
+        // for these tests: it sits next to this test's `deps/` directory once built.
+        let path = std::env::current_exe()
+            .ok()
+            .and_then(|exe| exe.parent()?.parent().map(|d| d.join("parity")))
+            .expect("failed to locate the target directory from the test executable");
         if std::env::var_os("PARITY_TESTS_NO_BUILD").is_none() {
             let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
             let mut cmd = Command::new(cargo);
