@@ -111,6 +111,22 @@ pub enum Status {
     Failed(String),
 }
 
+impl Status {
+    /// The verdict and message of this status under a check's level: a violation gets the
+    /// level's verdict, an advisory always warns, a broken outside MUST always fails.
+    pub fn verdict(self, level: Level) -> (Verdict, String) {
+        match self {
+            Status::Pass => (Verdict::Pass, String::new()),
+            Status::Violated(m) => (level.violation_verdict(), m),
+            Status::Advisory(m) => (Verdict::Warn, m),
+            Status::Skip(m) => (Verdict::Skip, m),
+            Status::NotRun(m) => (Verdict::NotRun, m),
+            Status::Timeout(m) => (Verdict::Timeout, m),
+            Status::Failed(m) => (Verdict::Fail, m),
+        }
+    }
+}
+
 /// A status plus the evidence behind it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Finding {

@@ -292,20 +292,11 @@ fn kill_pass() {
 pub async fn reap_orphans() -> usize {
     let me = std::process::id() as i32;
     let mut left: HashSet<i32> = processes_marked_by_us().into_iter().collect();
-    if let Ok(dir) = std::fs::read_dir("/proc") {
-        for entry in dir.flatten() {
-            let Some(pid) = entry
-                .file_name()
-                .to_str()
-                .and_then(|s| s.parse::<i32>().ok())
-            else {
-                continue;
-            };
-            if parent_of(pid) == Some(me) {
-                left.insert(pid);
-            }
-        }
-    }
+    left.extend(
+        all_pids()
+            .into_iter()
+            .filter(|pid| parent_of(*pid) == Some(me)),
+    );
     for pid in &left {
         kill_pid(*pid, libc::SIGKILL);
     }
@@ -319,33 +310,36 @@ fn parent_of(pid: i32) -> Option<i32> {
     rest.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// Every pid listed in /proc.
+fn all_pids() -> Vec<i32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()))
+        .collect()
+}
+
+/// Live processes with a `PARITY_PEER_MARK=…` entry whose text (after `=`) passes `keep`.
+fn processes_with_marker(keep: impl Fn(&[u8]) -> bool) -> Vec<i32> {
+    let key = format!("{MARKER_VAR}=");
+    all_pids()
+        .into_iter()
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|env| {
+                env.split(|b| *b == 0)
+                    .filter_map(|kv| kv.strip_prefix(key.as_bytes()))
+                    .any(&keep)
+            })
+        })
+        .filter(|pid| alive(*pid))
+        .collect()
+}
+
 /// Live processes whose marker was set by this harness process (`<our pid>-<n>`).
 fn processes_marked_by_us() -> Vec<i32> {
-    let prefix = format!("{MARKER_VAR}={}-", std::process::id());
-    let mut out = Vec::new();
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return out;
-    };
-    for entry in dir.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else {
-            continue;
-        };
-        if env
-            .split(|b| *b == 0)
-            .any(|kv| kv.starts_with(prefix.as_bytes()))
-            && alive(pid)
-        {
-            out.push(pid);
-        }
-    }
-    out
+    let prefix = format!("{}-", std::process::id());
+    processes_with_marker(|m| m.starts_with(prefix.as_bytes()))
 }
 
 impl Peer {
@@ -642,30 +636,11 @@ impl Peer {
         let Some(mark) = &self.marker else {
             return Vec::new();
         };
-        let needle = format!("{MARKER_VAR}={mark}");
-        let mut out = Vec::new();
-        let Ok(dir) = std::fs::read_dir("/proc") else {
-            return out;
-        };
-        for entry in dir.flatten() {
-            let Some(pid) = entry
-                .file_name()
-                .to_str()
-                .and_then(|s| s.parse::<i32>().ok())
-            else {
-                continue;
-            };
-            if Some(pid as u32) == self.pid && self.child.is_some() {
-                continue;
-            }
-            let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else {
-                continue;
-            };
-            if env.split(|b| *b == 0).any(|kv| kv == needle.as_bytes()) && alive(pid) {
-                out.push(pid);
-            }
-        }
-        out
+        let own = self.pid.filter(|_| self.child.is_some()).map(|p| p as i32);
+        processes_with_marker(|m| m == mark.as_bytes())
+            .into_iter()
+            .filter(|pid| Some(*pid) != own)
+            .collect()
     }
 }
 

@@ -9,7 +9,7 @@
 
 use crate::check::{
     evidence, Check, CheckKind, Ctx, Finding, McpTarget, MonitorInput, ServerFacts, SessionLog,
-    Status, Timing, Verdict,
+    Timing, Verdict,
 };
 use crate::checks_mcp::{self, BINDING};
 use crate::mcp::{
@@ -660,15 +660,7 @@ async fn monitor_session(ctx: &Ctx) -> bool {
 }
 
 fn to_result(check: &Check, revision: &str, f: Finding, duration_ms: u64) -> CaseResult {
-    let (verdict, message) = match f.status {
-        Status::Pass => (Verdict::Pass, String::new()),
-        Status::Violated(m) => (check.level.violation_verdict(), m),
-        Status::Advisory(m) => (Verdict::Warn, m),
-        Status::Skip(m) => (Verdict::Skip, m),
-        Status::NotRun(m) => (Verdict::NotRun, m),
-        Status::Timeout(m) => (Verdict::Timeout, m),
-        Status::Failed(m) => (Verdict::Fail, m),
-    };
+    let (verdict, message) = f.status.verdict(check.level);
     CaseResult {
         id: case_id(check.id, revision),
         kind: match check.kind {

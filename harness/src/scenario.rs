@@ -1490,15 +1490,7 @@ pub fn case_result(
     f: Finding,
     duration_ms: u64,
 ) -> CaseResult {
-    let (verdict, message) = match f.status {
-        Status::Pass => (Verdict::Pass, String::new()),
-        Status::Violated(m) => (scenario.level.violation_verdict(), m),
-        Status::Advisory(m) => (Verdict::Warn, m),
-        Status::Skip(m) => (Verdict::Skip, m),
-        Status::NotRun(m) => (Verdict::NotRun, m),
-        Status::Timeout(m) => (Verdict::Timeout, m),
-        Status::Failed(m) => (Verdict::Fail, m),
-    };
+    let (verdict, message) = f.status.verdict(scenario.level);
     CaseResult {
         id: case_id(scenario, revision),
         kind: crate::run::CaseKind::Scenario,
