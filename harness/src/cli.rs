@@ -123,8 +123,9 @@ struct RunArgs {
     scenarios: Vec<PathBuf>,
 }
 
-/// Parses the command line and runs it; returns the process exit code.
-pub async fn main() -> i32 {
+/// Parses the command line, starts the async runtime that fits the command and runs it;
+/// returns the process exit code.
+pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -133,6 +134,31 @@ pub async fn main() -> i32 {
             return code;
         }
     };
+    // A served surface (the reference, a faulty peer) and the benchmark run on one thread:
+    // every message then stays on the thread that read it, with no cross-thread wake-ups.
+    // Runs and the self-test use a multi-threaded runtime, since starting peers blocks.
+    let single = matches!(
+        cli.command,
+        Command::Reference { .. } | Command::Fake { .. } | Command::Bench(_)
+    );
+    let runtime = if single {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+    } else {
+        tokio::runtime::Builder::new_multi_thread().enable_all().build()
+    };
+    match runtime {
+        Ok(rt) => rt.block_on(dispatch(cli)),
+        Err(e) => {
+            eprintln!("error: failed to start the async runtime: {e}");
+            EXIT_COULD_NOT_RUN
+        }
+    }
+}
+
+/// Runs a parsed command line; returns the process exit code.
+pub async fn dispatch(cli: Cli) -> i32 {
     match cli.command {
         Command::Run(args) => {
             watch_signals();

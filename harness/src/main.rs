@@ -2,10 +2,9 @@
 
 use std::io::Write;
 
-#[tokio::main]
-async fn main() {
+fn main() {
     parity_harness::logging::init();
-    let code = parity_harness::cli::main().await;
+    let code = parity_harness::cli::main();
     let _ = std::io::stdout().flush();
     let _ = std::io::stderr().flush();
     // Exit at once: a peer's pending blocking read must not hold the process open.
