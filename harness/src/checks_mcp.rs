@@ -804,11 +804,7 @@ async fn batch_body(ctx: &Ctx, c: &mut Client) -> Status {
         }
         return violated(format!(
             "a batch was not answered with a batch: {}",
-            got.class
-                .value
-                .as_ref()
-                .map(Value::to_string)
-                .unwrap_or_default()
+            got.strict().map(Value::to_string).unwrap_or_default()
         ));
     };
     let ids: HashSet<String> = items

@@ -146,7 +146,9 @@ pub fn main() -> i32 {
             .enable_all()
             .build()
     } else {
-        tokio::runtime::Builder::new_multi_thread().enable_all().build()
+        tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
     };
     match runtime {
         Ok(rt) => rt.block_on(dispatch(cli)),

@@ -68,12 +68,23 @@ pub struct Inbound {
     pub class: Classified,
     /// The tolerant parse (see above), if any.
     pub value: Option<Value>,
+    /// `value` is also the strict parse (moved out of `class.value` to save a copy).
+    strict_is_value: bool,
 }
 
 impl Inbound {
     /// The driver's (tolerant) parsed JSON value, if any.
     pub fn value(&self) -> Option<&Value> {
         self.value.as_ref()
+    }
+
+    /// The strict parse of the raw line (`None` when the line is not JSON as sent).
+    pub fn strict(&self) -> Option<&Value> {
+        if self.strict_is_value {
+            self.value.as_ref()
+        } else {
+            self.class.value.as_ref()
+        }
     }
 }
 
@@ -271,9 +282,14 @@ impl Client {
     pub async fn next_inbound(&mut self, deadline: Instant) -> Result<Inbound, Recv> {
         match self.peer.recv(deadline).await {
             Recv::Line(line) => {
-                let class = classify(&line.bytes);
-                let value = self.tolerant(&line, &class);
-                let inbound = Inbound { line, class, value };
+                let mut class = classify(&line.bytes);
+                let (value, strict_is_value) = self.tolerant(&line, &mut class);
+                let inbound = Inbound {
+                    line,
+                    class,
+                    value,
+                    strict_is_value,
+                };
                 let is_request = inbound.value().is_some_and(|v| {
                     v.get("method").is_some_and(Value::is_string) && v.get("id").is_some()
                 });
@@ -296,37 +312,38 @@ impl Client {
         }
     }
 
-    /// The tolerant reading of a line (see [`Inbound`]).
-    fn tolerant(&mut self, line: &Line, class: &Classified) -> Option<Value> {
+    /// The tolerant reading of a line (see [`Inbound`]), and whether it is the strict parse
+    /// (then moved out of `class.value`).
+    fn tolerant(&mut self, line: &Line, class: &mut Classified) -> (Option<Value>, bool) {
         if let Some((mut buf, n)) = self.partial.take() {
             // A line that is a message on its own ends any reassembly under way: the earlier
             // line was noise (a `[INFO] …` log line), not the start of a message.
-            if let Some(v) = class
+            if class
                 .value
                 .as_ref()
-                .filter(|v| v.is_object() || v.is_array())
+                .is_some_and(|v| v.is_object() || v.is_array())
             {
-                return Some(v.clone());
+                return (class.value.take(), true);
             }
             buf.push(b'\n');
             buf.extend_from_slice(&line.bytes);
             if let Ok(v) = serde_json::from_slice::<Value>(&buf) {
-                return Some(v);
+                return (Some(v), false);
             }
             if n < MAX_REASSEMBLY_LINES && buf.len() < MAX_REASSEMBLY_BYTES {
                 self.partial = Some((buf, n + 1));
-                return None;
+                return (None, false);
             }
         }
-        if let Some(v) = &class.value {
-            return Some(v.clone());
+        if class.value.is_some() {
+            return (class.value.take(), true);
         }
         let body = line
             .bytes
             .strip_prefix(&[0xEF, 0xBB, 0xBF][..])
             .unwrap_or(&line.bytes);
         if let Ok(v) = serde_json::from_slice::<Value>(body) {
-            return Some(v);
+            return (Some(v), false);
         }
         let starts_json = body
             .iter()
@@ -335,7 +352,7 @@ impl Client {
         if starts_json && !line.over_cap {
             self.partial = Some((body.to_vec(), 1));
         }
-        None
+        (None, false)
     }
 
     /// Waits for the response whose id equals `id` in value and type; everything else received
@@ -351,9 +368,10 @@ impl Client {
                             && v.get("id") == Some(id)
                     });
                     if is_match {
-                        if let Some(v) = inb.value.clone() {
+                        if let Some(v) = inb.value {
                             return Reply::Message(v);
                         }
+                        continue;
                     }
                     self.stash(inb);
                 }

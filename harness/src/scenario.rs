@@ -1567,7 +1567,7 @@ fn drain_inbox(client: &mut Client, pending: &mut VecDeque<Value>) {
 /// The strict reading of a received line: its JSON value, or a marker string for a line that
 /// is not JSON (so that an expectation reports it).
 fn strict_value(inb: &crate::mcp::Inbound) -> Value {
-    match &inb.class.value {
+    match inb.strict() {
         Some(v) => v.clone(),
         None => json!({"$unparsed": String::from_utf8_lossy(&inb.line.bytes)}),
     }
