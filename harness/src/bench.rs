@@ -303,7 +303,7 @@ pub async fn run(args: BenchArgs) -> i32 {
         Some(Only::BigLine) => {
             return match big_line(args.big_line_bytes).await {
                 Ok(b) => {
-                    println!("{}", serde_json::to_string(&b).unwrap_or_default());
+                    crate::outln!("{}", serde_json::to_string(&b).unwrap_or_default());
                     0
                 }
                 Err(e) => {
@@ -406,7 +406,7 @@ pub async fn run(args: BenchArgs) -> i32 {
         errors,
     };
     report.rows = rows(&report);
-    println!("{}", table(&report.rows));
+    crate::outln!("{}", table(&report.rows));
     for e in &report.errors {
         eprintln!("error: {e}");
     }

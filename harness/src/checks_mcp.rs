@@ -875,8 +875,18 @@ async fn cancellation_body(ctx: &Ctx, c: &mut Client) -> Status {
         return violated(e.to_string());
     }
     if ctx.target.slow_call.is_some() {
-        // Let the call get under way.
-        let _ = c.collect_for(std::time::Duration::from_millis(50)).await;
+        // Let the call get under way; a call answered already is not slow at all.
+        let (early, _) = c.collect_for(std::time::Duration::from_millis(50)).await;
+        let answered = early
+            .iter()
+            .filter_map(|i| i.value())
+            .find(|v| v.get("id") == Some(&json!(0)) && v.get("method").is_none());
+        if let Some(a) = answered {
+            return Status::NotRun(format!(
+                "the declared slow call was answered before it could be cancelled: {}",
+                crate::util::clip(&a.to_string(), 200)
+            ));
+        }
     }
     let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
         "params": {"requestId": 0, "reason": "parity cancellation check"}});

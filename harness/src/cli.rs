@@ -97,9 +97,9 @@ struct RunArgs {
     /// Drop cases whose id matches one of these globs.
     #[arg(long)]
     skip: Vec<String>,
-    /// Cases run in parallel (most of a case's time is spent waiting on the peer).
-    #[arg(long, default_value_t = 8)]
-    jobs: usize,
+    /// Cases run in parallel (most of a case's time is spent waiting on the peer); at least 1.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..))]
+    jobs: u64,
     /// Multiply every deadline by this factor (slow machines, slow servers).
     /// Negative numbers are taken as values, so `-1` is refused by name, not as an unknown flag.
     #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
@@ -264,6 +264,16 @@ async fn cmd_run(args: RunArgs) -> i32 {
             }
         }
     }
+    if let Some(path) = &args.json {
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+        if dir.is_some_and(|d| !d.is_dir()) {
+            eprintln!(
+                "error: --json: the directory of {} does not exist",
+                path.display()
+            );
+            return EXIT_USAGE;
+        }
+    }
     if args.line_cap == 0 {
         eprintln!("error: --line-cap must be at least 1 byte");
         return EXIT_USAGE;
@@ -277,7 +287,7 @@ async fn cmd_run(args: RunArgs) -> i32 {
         eras: args.era,
         filter: args.filter.clone(),
         skip: args.skip.clone(),
-        jobs: args.jobs.max(1),
+        jobs: usize::try_from(args.jobs).unwrap_or(usize::MAX),
         timing: Timing::scaled(args.timeout_multiplier),
     };
     // --- scenarios (crate::scenario): shipped + --scenarios, malformed → exit 2 ---
@@ -302,6 +312,12 @@ async fn cmd_run(args: RunArgs) -> i32 {
             eprintln!("error: failed to write {}: {e}", path.display());
             return EXIT_USAGE;
         }
+    }
+    if report.cases.is_empty() && !report.eras.is_empty() {
+        eprintln!(
+            "error: no case matched the selection (--filter {:?}, --skip {:?}); `parity list` shows every case id",
+            args.filter, args.skip
+        );
     }
     if report.eras.is_empty() {
         eprintln!(
@@ -340,7 +356,7 @@ fn parse_slow_call(s: &str) -> Result<SlowCall, String> {
 fn cmd_list(as_json: bool, markdown: bool, scenario_dirs: &[PathBuf]) -> i32 {
     let cat = checks_mcp::catalogue();
     if markdown {
-        print!("{}", crate::catalogue_doc::markdown());
+        crate::out!("{}", crate::catalogue_doc::markdown());
         return 0;
     }
     // --- scenarios (crate::scenario): listed after the checks ---
@@ -383,14 +399,14 @@ fn cmd_list(as_json: bool, markdown: bool, scenario_dirs: &[PathBuf]) -> i32 {
                 "targets": if s.reference_only { json!(["reference"]) } else { json!([]) },
             })
         }));
-        println!(
+        crate::outln!(
             "{}",
             serde_json::to_string_pretty(&items).unwrap_or_default()
         );
         return 0;
     }
     for c in &cat {
-        println!(
+        crate::outln!(
             "{:<36} {:<10} {:<24} {}",
             c.id,
             c.level.as_str(),
@@ -399,7 +415,7 @@ fn cmd_list(as_json: bool, markdown: bool, scenario_dirs: &[PathBuf]) -> i32 {
         );
     }
     for s in &scenarios {
-        println!(
+        crate::outln!(
             "{:<36} {:<10} {:<24} {}",
             s.id,
             s.level.as_str(),
@@ -451,9 +467,9 @@ pub fn reference_root(
 async fn cmd_fake(fault: Option<String>, list: bool) -> i32 {
     if list || fault.is_none() {
         for f in parity_fakes::catalogue() {
-            println!("{:<28} {}", f.name, f.description);
+            crate::outln!("{:<28} {}", f.name, f.description);
         }
-        println!(
+        crate::outln!(
             "{:<28} starts a `setsid sleep 600` grandchild, then serves the reference",
             "setsid-child"
         );

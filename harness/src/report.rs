@@ -107,7 +107,14 @@ pub fn print_console(
                 writeln!(out, "         {}", c.message)?;
             }
             if matches!(c.verdict, Verdict::Fail | Verdict::Warn | Verdict::Timeout) {
-                writeln!(out, "         {} {}: \"{}\"", c.level, c.spec, c.quote)?;
+                // A warning under a MUST check is an advisory: a lesser deviation than the rule
+                // quoted (e.g. an unconventional error code), never a violation of it.
+                let how = if c.verdict == Verdict::Warn && c.level.starts_with("MUST") {
+                    format!("advisory under {}", c.level)
+                } else {
+                    c.level.clone()
+                };
+                writeln!(out, "         {how} {}: \"{}\"", c.spec, c.quote)?;
             }
             if verbose || matches!(c.verdict, Verdict::Fail | Verdict::Timeout) {
                 for e in c.evidence.iter().take(if verbose { 40 } else { 12 }) {

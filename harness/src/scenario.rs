@@ -1553,9 +1553,11 @@ pub async fn run_case(ctx: &Ctx, scenario: &Scenario) -> Finding {
 }
 
 /// Moves what the driver set aside while waiting for responses into the pending queue.
-/// A message the server started on its own: a notification or a request (it has `method`).
+/// A message the server started on its own (a notification or a request: it has `method`), or
+/// a stdout line that is no JSON at all (noise such as a banner, which the stdout-purity monitor
+/// judges): neither is an answer.
 fn server_initiated(v: &Value) -> bool {
-    v.get("method").is_some_and(Value::is_string)
+    v.get("method").is_some_and(Value::is_string) || v.get("$unparsed").is_some()
 }
 
 fn drain_inbox(client: &mut Client, pending: &mut VecDeque<Value>) {

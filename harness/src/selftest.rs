@@ -135,9 +135,11 @@ pub async fn rows(jobs: usize) -> Vec<Row> {
 pub async fn run(jobs: usize) -> i32 {
     let rows = rows(jobs).await;
     let mut ok = true;
-    println!(
-        "{:<36} {:<10} {:<10} caught by",
-        "check", "level", "reference"
+    crate::outln!(
+        "{:<36} {:<10} {:<11} caught by",
+        "check",
+        "reference",
+        "level"
     );
     for r in &rows {
         let caught: Vec<String> = r
@@ -153,7 +155,7 @@ pub async fn run(jobs: usize) -> i32 {
         if !status.is_empty() {
             ok = false;
         }
-        println!(
+        crate::outln!(
             "{:<36} {:<10} {:<11} {}{}",
             r.check,
             r.reference.map(|v| v.as_str()).unwrap_or("(none)"),
@@ -170,7 +172,7 @@ pub async fn run(jobs: usize) -> i32 {
         .iter()
         .filter(|r| r.caught() && r.reference_clean())
         .count();
-    println!(
+    crate::outln!(
         "selftest: {proven} of {} checks caught by a faulty peer with the reference clean",
         rows.len()
     );

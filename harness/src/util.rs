@@ -1,5 +1,24 @@
 //! Small helpers shared by the harness modules.
 
+/// Like `println!`, but a closed stdout (`parity list | head`) is not a panic: write errors are
+/// ignored.
+#[macro_export]
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
+/// Like `print!`, ignoring write errors (see [`outln!`]).
+#[macro_export]
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
 /// Cuts `s` to at most `max` bytes on a character boundary, adding `…` when cut.
 pub fn clip(s: &str, max: usize) -> String {
     if s.len() <= max {
