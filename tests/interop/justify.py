@@ -35,8 +35,6 @@ RULES = [
      "An unknown cursor returns the first page. Pagination: invalid cursors SHOULD get -32602."),
     (ALL, "mcp.tools.unknown-tool", "warn", "tool execution error (isError)",
      "An unknown tool is an `isError` result rather than a JSON-RPC error (robustness)."),
-    ({"python"}, "mcp.modern.meta-required", "fail", "lacks clientCapabilities (tools/list) got code -32600",
-     "A `_meta` without clientCapabilities gets -32600; 2026-07-28 `basic#meta` says the server MUST answer -32602."),
 ]
 
 
