@@ -8,13 +8,16 @@
 
 #![forbid(unsafe_code)]
 
+mod acp_zoo;
 mod zoo;
 
+use parity_reference::acp::AcpAgentConfig;
 use parity_reference::mcp::{serve, McpServerConfig};
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
+pub use acp_zoo::acp_catalogue;
 pub use zoo::catalogue;
 
 /// What to do after handling an input line.
@@ -90,9 +93,61 @@ pub struct FaultInfo {
     pub make: fn() -> Box<dyn Fault>,
 }
 
-/// Looks a fault up by name.
+/// Looks an MCP fault up by name.
 pub fn find(name: &str) -> Option<&'static FaultInfo> {
     catalogue().iter().find(|f| f.name == name)
+}
+
+/// What a faulty ACP agent is checked by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AcpProfile {
+    /// The ACP v1 checks: the fault runs as the target's ACP agent.
+    Acp,
+    /// Equivalence: the fault runs as the ACP surface beside the clean reference MCP server.
+    Equivalence,
+}
+
+/// One faulty ACP agent: the reference ACP agent with one injected fault.
+pub struct AcpFaultInfo {
+    /// Name used by `parity fake <name>` (always starts with `acp-`).
+    pub name: &'static str,
+    /// What the fault does, in one sentence.
+    pub description: &'static str,
+    /// Check ids this fault must make fail (or warn, for a SHOULD-level or robustness check).
+    pub trips: &'static [&'static str],
+    /// Which profile catches it.
+    pub profile: AcpProfile,
+    /// The tool method the faulty agent serves and the target declares (default
+    /// `_parity/tool`).
+    pub tool_method: Option<&'static str>,
+    /// Builds a fresh instance.
+    pub make: fn() -> Box<dyn Fault>,
+}
+
+/// Looks an ACP fault up by name.
+pub fn find_acp(name: &str) -> Option<&'static AcpFaultInfo> {
+    acp_catalogue().iter().find(|f| f.name == name)
+}
+
+/// Serves the reference ACP agent through `fault` over the given client streams, like
+/// [`serve_faulty`] does for MCP. Returns the exit status the process should end with.
+pub async fn serve_faulty_acp<R, W>(
+    fault: Box<dyn Fault>,
+    config: AcpAgentConfig,
+    stdin: R,
+    stdout: W,
+) -> i32
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    serve_layer(
+        fault,
+        move |r, w| tokio::spawn(parity_reference::acp::serve(r, w, config)),
+        stdin,
+        stdout,
+    )
+    .await
 }
 
 /// Serves the reference through `fault` over the given client streams (stdin, stdout).
@@ -109,10 +164,29 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    serve_layer(
+        fault,
+        move |r, w| tokio::spawn(serve(r, w, config)),
+        stdin,
+        stdout,
+    )
+    .await
+}
+
+/// The server half of the layer: reads the fault's input, writes the clean server's output.
+type ServerTask = tokio::task::JoinHandle<std::io::Result<()>>;
+
+/// The fault layer around any line-based server started by `start`.
+async fn serve_layer<R, W, S>(fault: Box<dyn Fault>, start: S, stdin: R, stdout: W) -> i32
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+    S: FnOnce(tokio::io::DuplexStream, tokio::io::DuplexStream) -> ServerTask,
+{
     let fault = Arc::new(Mutex::new(fault));
     let (srv_in_w, srv_in_r) = tokio::io::duplex(1 << 20);
     let (srv_out_w, srv_out_r) = tokio::io::duplex(1 << 20);
-    let server = tokio::spawn(serve(srv_in_r, srv_out_w, config));
+    let server = start(srv_in_r, srv_out_w);
 
     // One writer to stdout, so lines never interleave.
     let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Vec<u8>>();

@@ -267,6 +267,8 @@ impl Check {
     pub fn spec_url(&self, revision: &str) -> String {
         if let Some(rest) = self.section.strip_prefix("jsonrpc-2.0") {
             format!("https://www.jsonrpc.org/specification{rest}")
+        } else if let Some(rest) = self.section.strip_prefix("acp:") {
+            format!("https://agentclientprotocol.com/protocol/v1/{rest}")
         } else if let Some(rest) = self.section.strip_prefix("rfc8259") {
             format!("https://www.rfc-editor.org/rfc/rfc8259{rest}")
         } else {
@@ -304,6 +306,27 @@ pub struct McpTarget {
     /// reference itself, or a faulty peer wrapping it): scenarios with `targets: [reference]`
     /// run only then.
     pub reference: bool,
+    /// ACP only: the tool extension method (`None`: the target exposes none; the tool-method
+    /// checks are skipped).
+    pub tool_method: Option<String>,
+    /// ACP only: a prompt text the agent keeps its turn open for until `session/cancel` (the
+    /// reference's is `wait_for_cancel`); without one the cancel check cancels an ordinary
+    /// prompt at once.
+    pub cancel_prompt: Option<String>,
+}
+
+impl McpTarget {
+    /// A target started by `spec`, declaring nothing.
+    pub fn new(name: impl Into<String>, spec: PeerSpec) -> McpTarget {
+        McpTarget {
+            name: name.into(),
+            spec,
+            slow_call: None,
+            reference: false,
+            tool_method: None,
+            cancel_prompt: None,
+        }
+    }
 }
 
 /// Deadlines and graces for one run.

@@ -936,7 +936,9 @@ fn s2c_all_lines(
 }
 
 /// Stdout lines that were kept whole (see [`judgeable`]).
-fn s2c_lines(sessions: &[SessionLog]) -> impl Iterator<Item = (&SessionLog, &crate::wire::Line)> {
+pub(crate) fn s2c_lines(
+    sessions: &[SessionLog],
+) -> impl Iterator<Item = (&SessionLog, &crate::wire::Line)> {
     sessions.iter().flat_map(|s| {
         s.events
             .iter()
@@ -945,11 +947,11 @@ fn s2c_lines(sessions: &[SessionLog]) -> impl Iterator<Item = (&SessionLog, &cra
     })
 }
 
-fn line_text(l: &crate::wire::Line) -> String {
+pub(crate) fn line_text(l: &crate::wire::Line) -> String {
     crate::util::clip(&String::from_utf8_lossy(&l.bytes), 200)
 }
 
-fn monitor_result(problems: Vec<String>) -> Finding {
+pub(crate) fn monitor_result(problems: Vec<String>) -> Finding {
     if problems.is_empty() {
         return Finding::pass(Vec::new());
     }
@@ -963,11 +965,11 @@ fn monitor_result(problems: Vec<String>) -> Finding {
 
 /// Whether a line is a judgeable frame: over-cap lines are kept only as a prefix, and lines
 /// past a session's log budget as a prefix too ([`crate::wire::Line::elided`]).
-fn judgeable(l: &crate::wire::Line) -> bool {
+pub(crate) fn judgeable(l: &crate::wire::Line) -> bool {
     l.bytes.len() as u64 == l.len
 }
 
-fn stdout_purity(input: &MonitorInput) -> Finding {
+pub(crate) fn stdout_purity(input: &MonitorInput) -> Finding {
     let mut problems = Vec::new();
     let mut unjudged = Vec::new();
     for (s, l) in s2c_all_lines(input.sessions) {
@@ -1018,7 +1020,7 @@ fn stdout_purity(input: &MonitorInput) -> Finding {
     monitor_result(problems)
 }
 
-fn newline_delimited(input: &MonitorInput) -> Finding {
+pub(crate) fn newline_delimited(input: &MonitorInput) -> Finding {
     let mut problems = Vec::new();
     for s in input.sessions {
         let lines: Vec<&crate::wire::Line> = s
@@ -1079,7 +1081,7 @@ fn newline_delimited(input: &MonitorInput) -> Finding {
     monitor_result(problems)
 }
 
-fn utf8_no_bom(input: &MonitorInput) -> Finding {
+pub(crate) fn utf8_no_bom(input: &MonitorInput) -> Finding {
     let mut problems = Vec::new();
     for (s, l) in s2c_lines(input.sessions) {
         if l.bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
@@ -1099,7 +1101,7 @@ fn utf8_no_bom(input: &MonitorInput) -> Finding {
 }
 
 /// Parsed stdout messages of a session, batch members flattened.
-fn s2c_messages(s: &SessionLog) -> Vec<Value> {
+pub(crate) fn s2c_messages(s: &SessionLog) -> Vec<Value> {
     let mut out = Vec::new();
     for e in s.events.iter().filter(|e| e.dir == Dir::S2c) {
         if let Some(l) = e.line() {
@@ -1114,7 +1116,7 @@ fn s2c_messages(s: &SessionLog) -> Vec<Value> {
 }
 
 /// Methods of the requests the client sent in a session, by id (as JSON text).
-fn c2s_methods(s: &SessionLog) -> HashMap<String, String> {
+pub(crate) fn c2s_methods(s: &SessionLog) -> HashMap<String, String> {
     let mut map = HashMap::new();
     for e in s.events.iter().filter(|e| e.dir == Dir::C2s) {
         let Some(l) = e.line() else { continue };
@@ -1136,7 +1138,7 @@ fn is_message_like(v: &Value) -> bool {
     v.get("method").is_some() || v.get("result").is_some() || v.get("error").is_some()
 }
 
-fn jsonrpc_version(input: &MonitorInput) -> Finding {
+pub(crate) fn jsonrpc_version(input: &MonitorInput) -> Finding {
     let mut problems = Vec::new();
     for s in input.sessions {
         for v in s2c_messages(s) {
@@ -1155,7 +1157,7 @@ fn jsonrpc_version(input: &MonitorInput) -> Finding {
     monitor_result(problems)
 }
 
-fn result_xor_error(input: &MonitorInput) -> Finding {
+pub(crate) fn result_xor_error(input: &MonitorInput) -> Finding {
     let mut problems = Vec::new();
     for s in input.sessions {
         for v in s2c_messages(s) {

@@ -67,6 +67,18 @@ enum Command {
 enum ReferenceCmd {
     /// The reference MCP server over stdio (both protocol eras).
     Mcp(ReferenceArgs),
+    /// The reference ACP v1 agent over stdio (tools through the `_parity/tool` extension method).
+    Acp(ReferenceAcpArgs),
+}
+
+#[derive(clap::Args, Debug, Clone)]
+struct ReferenceAcpArgs {
+    /// Workspace root of the tools (default: a fresh temporary directory, removed at exit).
+    #[arg(long)]
+    root: Option<PathBuf>,
+    /// The tool extension method to serve.
+    #[arg(long, default_value = parity_reference::acp::TOOL_METHOD)]
+    tool_method: String,
 }
 
 #[derive(clap::Args, Debug, Clone)]
@@ -81,10 +93,31 @@ struct ReferenceArgs {
 
 #[derive(clap::Args, Debug)]
 struct RunArgs {
+    /// A target file (`parity.toml`, docs/target.md): surfaces, profiles, outcome extraction,
+    /// deadlines. `--mcp`/`--acp` override its commands.
+    #[arg(long, value_name = "FILE")]
+    target: Option<PathBuf>,
     /// The MCP stdio server command to check (quoted, split like a shell without expansion).
-    /// Default: this binary's `reference mcp`.
+    /// Default: this binary's `reference mcp` (when neither --target nor --acp is given).
     #[arg(long)]
     mcp: Option<String>,
+    /// The ACP agent command to check. Default: this binary's `reference acp` (when neither
+    /// --target nor --mcp is given).
+    #[arg(long)]
+    acp: Option<String>,
+    /// The ACP agent's tool extension method (default `_parity/tool`).
+    #[arg(long)]
+    tool_method: Option<String>,
+    /// Profiles to run: mcp, acp, equivalence (repeatable; default: every profile the target's
+    /// surfaces allow).
+    #[arg(long, value_parser = ["mcp", "acp", "equivalence"])]
+    profile: Vec<String>,
+    /// Generated equivalence: cases per tool (default 100; 0 turns generation off).
+    #[arg(long)]
+    cases: Option<u32>,
+    /// Generated equivalence: the seed (default: random; every report prints the one used).
+    #[arg(long)]
+    seed: Option<u64>,
     /// Which protocol eras to check.
     #[arg(long, value_enum, default_value_t = EraSel::All)]
     era: EraSel,
@@ -181,6 +214,7 @@ pub async fn dispatch(cli: Cli) -> i32 {
         }
         Command::Reference { surface } => match surface {
             ReferenceCmd::Mcp(a) => serve_reference(a).await,
+            ReferenceCmd::Acp(a) => serve_reference_acp(a).await,
         },
         Command::Fake { fault, list } => cmd_fake(fault, list).await,
         Command::Bench(args) => crate::bench::run(args).await,
@@ -216,6 +250,8 @@ pub fn reference_target() -> McpTarget {
         spec: PeerSpec::new(exe, vec!["reference".into(), "mcp".into()]),
         slow_call: Some(reference_slow_call()),
         reference: true,
+        tool_method: None,
+        cancel_prompt: None,
     }
 }
 
@@ -239,31 +275,141 @@ pub fn fake_target(name: &str) -> McpTarget {
     t
 }
 
-async fn cmd_run(args: RunArgs) -> i32 {
-    let mut target = match &args.mcp {
-        None => reference_target(),
-        Some(cmd) => match PeerSpec::from_command_line(cmd) {
-            Ok(spec) => McpTarget {
-                name: cmd.clone(),
-                spec,
-                slow_call: None,
-                reference: false,
-            },
-            Err(e) => {
-                eprintln!("error: --mcp: {e}");
-                return EXIT_USAGE;
-            }
+/// The target of a run: the `--target` file, else the `--mcp`/`--acp` commands, else the
+/// bundled reference (both surfaces); `--mcp`, `--acp` and `--tool-method` override the file.
+fn run_target(args: &RunArgs) -> Result<crate::target::Target, String> {
+    use crate::target::{AcpSurface, McpSurface, Target};
+    let mut target = match &args.target {
+        Some(path) => crate::target::load(path).map_err(|e| e.to_string())?,
+        None if args.mcp.is_none() && args.acp.is_none() => crate::target::reference(),
+        None => Target {
+            name: [args.mcp.as_deref(), args.acp.as_deref()]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join(" + "),
+            ..Target::default()
         },
     };
-    if let Some(sc) = &args.slow_call {
-        match parse_slow_call(sc) {
-            Ok(c) => target.slow_call = Some(c),
+    if let Some(cmd) = &args.mcp {
+        PeerSpec::from_command_line(cmd).map_err(|e| format!("--mcp: {e}"))?;
+        target.mcp = Some(McpSurface {
+            command: cmd.clone(),
+            eras: args.era,
+            reference: false,
+            rules: target.mcp.map(|m| m.rules).unwrap_or_default(),
+        });
+    }
+    if let Some(cmd) = &args.acp {
+        PeerSpec::from_command_line(cmd).map_err(|e| format!("--acp: {e}"))?;
+        let old = target.acp.take();
+        target.acp = Some(AcpSurface {
+            command: cmd.clone(),
+            tool_method: old
+                .as_ref()
+                .map(|a| a.tool_method.clone())
+                .unwrap_or_else(|| crate::acp::DEFAULT_TOOL_METHOD.into()),
+            cancel_prompt: old.as_ref().and_then(|a| a.cancel_prompt.clone()),
+            rules: old.map(|a| a.rules).unwrap_or_default(),
+        });
+    }
+    if let Some(m) = &args.tool_method {
+        match target.acp.as_mut() {
+            Some(a) => a.tool_method = m.clone(),
+            None => {
+                return Err("--tool-method needs an ACP surface (--acp or a target file)".into())
+            }
+        }
+    }
+    Ok(target)
+}
+
+/// The profiles to run: `--profile`, else the target's, else every profile its surfaces allow
+/// (`mcp` with an MCP surface, `acp` with an ACP surface, `equivalence` with both).
+fn run_profiles(args: &RunArgs, target: &crate::target::Target) -> Result<Vec<String>, String> {
+    let mut profiles = if !args.profile.is_empty() {
+        args.profile.clone()
+    } else if !target.profiles.is_empty() {
+        target.profiles.clone()
+    } else {
+        let mut p = Vec::new();
+        if target.mcp.is_some() {
+            p.push("mcp".to_string());
+        }
+        if target.acp.is_some() {
+            p.push("acp".to_string());
+        }
+        if target.mcp.is_some() && target.acp.is_some() {
+            p.push("equivalence".to_string());
+        }
+        p
+    };
+    profiles.dedup();
+    for p in &profiles {
+        let ok = match p.as_str() {
+            "mcp" => target.mcp.is_some(),
+            "acp" => target.acp.is_some(),
+            _ => target.mcp.is_some() || target.acp.is_some(),
+        };
+        if !ok {
+            return Err(format!(
+                "profile {p} needs {} surface, and the target has none",
+                if p == "mcp" { "an MCP" } else { "an ACP" }
+            ));
+        }
+    }
+    Ok(profiles)
+}
+
+/// The reference ACP agent as a target of the ACP profile: this binary's `reference acp`, its
+/// tool method and its cancellable prompt declared.
+pub fn reference_acp_target() -> McpTarget {
+    let mut t = reference_target();
+    t.name = "parity reference acp".into();
+    t.spec.args = vec!["reference".into(), "acp".into()];
+    t.slow_call = None;
+    t.tool_method = Some(parity_reference::acp::TOOL_METHOD.into());
+    t.cancel_prompt = Some(parity_reference::acp::WAIT_FOR_CANCEL.into());
+    t
+}
+
+/// A faulty ACP agent as a target of the ACP profile: this binary's `fake <name>`, declaring
+/// the tool method the fault serves.
+pub fn acp_fake_target(name: &str) -> McpTarget {
+    let mut t = reference_acp_target();
+    t.name = format!("parity fake {name}");
+    t.spec.args = vec!["fake".into(), name.into()];
+    if let Some(m) = parity_fakes::find_acp(name).and_then(|f| f.tool_method) {
+        t.tool_method = Some(m.into());
+    }
+    t
+}
+
+async fn cmd_run(args: RunArgs) -> i32 {
+    let target = match run_target(&args) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let profiles = match run_profiles(&args, &target) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let slow_call = match &args.slow_call {
+        Some(sc) => match parse_slow_call(sc) {
+            Ok(c) => Some(c),
             Err(e) => {
                 eprintln!("error: --slow-call: {e}");
                 return EXIT_USAGE;
             }
-        }
-    }
+        },
+        None => None,
+    };
     if let Some(path) = &args.json {
         let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
         if dir.is_some_and(|d| !d.is_dir()) {
@@ -278,17 +424,28 @@ async fn cmd_run(args: RunArgs) -> i32 {
         eprintln!("error: --line-cap must be at least 1 byte");
         return EXIT_USAGE;
     }
-    target.spec.line_cap = args.line_cap;
     if !(args.timeout_multiplier > 0.0 && args.timeout_multiplier.is_finite()) {
         eprintln!("error: --timeout-multiplier must be a positive number");
         return EXIT_USAGE;
     }
-    let opts = RunOptions {
+    let mut timing = Timing::scaled(args.timeout_multiplier);
+    let scale =
+        |ms: u64| std::time::Duration::from_millis((ms as f64 * args.timeout_multiplier) as u64);
+    if let Some(ms) = target.message_ms {
+        timing.message = scale(ms);
+    }
+    if let Some(ms) = target.case_ms {
+        timing.case = scale(ms);
+    }
+    if let Some(ms) = target.silence_ms {
+        timing.silence = scale(ms);
+    }
+    let mut opts = RunOptions {
         eras: args.era,
         filter: args.filter.clone(),
         skip: args.skip.clone(),
         jobs: usize::try_from(args.jobs).unwrap_or(usize::MAX),
-        timing: Timing::scaled(args.timeout_multiplier),
+        timing,
     };
     // --- scenarios (crate::scenario): shipped + --scenarios, malformed → exit 2 ---
     let scenarios = match crate::scenario::load_all(&args.scenarios) {
@@ -298,13 +455,102 @@ async fn cmd_run(args: RunArgs) -> i32 {
             return EXIT_USAGE;
         }
     };
-    let report = match run_mcp_with_scenarios(target, &opts, &scenarios).await {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_USAGE;
-        }
+    let is_reference = args.target.is_none() && args.mcp.is_none() && args.acp.is_none();
+    let started = std::time::Instant::now();
+    let mut report = crate::run::RunReport {
+        target: target.name.clone(),
+        eras: Default::default(),
+        notes: Vec::new(),
+        cases: Vec::new(),
+        duration_ms: 0,
+        seed: None,
     };
+    let mut could_not_run: Vec<String> = Vec::new();
+    for profile in &profiles {
+        match profile.as_str() {
+            "mcp" => {
+                let Some(m) = &target.mcp else { continue };
+                let mut spec = match PeerSpec::from_command_line(&m.command) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        eprintln!("error: surfaces.mcp.command: {e}");
+                        return EXIT_USAGE;
+                    }
+                };
+                spec.line_cap = args.line_cap;
+                let mut t = McpTarget::new(m.command.clone(), spec);
+                t.reference = m.reference;
+                if is_reference {
+                    t = reference_target();
+                    t.spec.line_cap = args.line_cap;
+                }
+                if slow_call.is_some() {
+                    t.slow_call = slow_call.clone();
+                }
+                opts.eras = if args.target.is_some() && args.mcp.is_none() {
+                    m.eras
+                } else {
+                    args.era
+                };
+                match run_mcp_with_scenarios(t, &opts, &scenarios).await {
+                    Ok(r) => {
+                        if r.eras.is_empty() {
+                            could_not_run.push(format!(
+                                "the MCP surface did not start, or answered neither initialize nor server/discover: {}",
+                                r.notes.join("; ")
+                            ));
+                        }
+                        merge(&mut report, r);
+                    }
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        return EXIT_USAGE;
+                    }
+                }
+            }
+            "acp" => {
+                let Some(a) = &target.acp else { continue };
+                let mut spec = match PeerSpec::from_command_line(&a.command) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        eprintln!("error: surfaces.acp.command: {e}");
+                        return EXIT_USAGE;
+                    }
+                };
+                spec.line_cap = args.line_cap;
+                let mut t = McpTarget::new(a.command.clone(), spec);
+                t.tool_method = Some(a.tool_method.clone());
+                t.cancel_prompt = a.cancel_prompt.clone();
+                t.reference = is_reference;
+                match crate::run::run_acp(t, &opts).await {
+                    Ok(r) => {
+                        if r.eras.is_empty() {
+                            could_not_run.push(format!(
+                                "the ACP agent did not start, or did not answer initialize: {}",
+                                r.notes.join("; ")
+                            ));
+                        }
+                        merge(&mut report, r);
+                    }
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        return EXIT_USAGE;
+                    }
+                }
+            }
+            _ => {
+                let r = run_equivalence(&args, &target, &opts, &scenarios, is_reference).await;
+                match r {
+                    Ok(r) => merge(&mut report, r),
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        return EXIT_USAGE;
+                    }
+                }
+            }
+        }
+    }
+    report.duration_ms = started.elapsed().as_millis() as u64;
     let mut out = std::io::stdout().lock();
     let _ = crate::report::print_console(&report, &mut out, args.verbose);
     if let Some(path) = &args.json {
@@ -313,20 +559,78 @@ async fn cmd_run(args: RunArgs) -> i32 {
             return EXIT_USAGE;
         }
     }
-    if report.cases.is_empty() && !report.eras.is_empty() {
-        eprintln!(
-            "error: no case matched the selection (--filter {:?}, --skip {:?}); `parity list` shows every case id",
-            args.filter, args.skip
-        );
-    }
-    if report.eras.is_empty() {
-        eprintln!(
-            "error: the target did not start, or answered neither initialize nor server/discover: {}",
-            report.notes.join("; ")
-        );
+    if !could_not_run.is_empty() {
+        for c in &could_not_run {
+            eprintln!("error: {c}");
+        }
         return EXIT_COULD_NOT_RUN;
     }
+    if report.cases.is_empty() {
+        eprintln!(
+            "error: no case matched the selection (--filter {:?}, --skip {:?}, --profile {:?}); `parity list` shows every case id",
+            args.filter, args.skip, profiles
+        );
+    }
     report.exit_code()
+}
+
+/// Appends one profile's report to the run's.
+fn merge(into: &mut crate::run::RunReport, r: crate::run::RunReport) {
+    into.eras.extend(r.eras);
+    into.notes.extend(r.notes);
+    into.cases.extend(r.cases);
+    into.seed = into.seed.or(r.seed);
+}
+
+/// The equivalence profile of a run.
+async fn run_equivalence(
+    args: &RunArgs,
+    target: &crate::target::Target,
+    opts: &RunOptions,
+    scenarios: &[std::sync::Arc<crate::scenario::Scenario>],
+    is_reference: bool,
+) -> Result<crate::run::RunReport, String> {
+    let (surfaces, notes) =
+        crate::equivalence::surfaces_of(target, opts.timing, args.line_cap).await?;
+    let seed = args
+        .seed
+        .or(target.equivalence.seed)
+        .unwrap_or_else(random_seed);
+    let plan = crate::equivalence::Plan {
+        surfaces,
+        volatile: target.equivalence.volatile.clone(),
+        compare_messages: target.equivalence.compare_messages,
+        stateful: target.equivalence.stateful.clone(),
+        tools: target.equivalence.tools.clone(),
+        cases: args.cases.or(target.equivalence.cases).unwrap_or(100),
+        seed,
+        reference: is_reference || target.mcp.as_ref().is_some_and(|m| m.reference),
+    };
+    let keep = crate::run::glob_set(&opts.filter)?;
+    let drop = crate::run::glob_set(&opts.skip)?;
+    let selected = |id: &str| {
+        keep.as_ref().is_none_or(|k| k.is_match(id))
+            && drop.as_ref().is_none_or(|d| !d.is_match(id))
+    };
+    let (cases, more) =
+        crate::equivalence::run(plan, scenarios, opts.timing, opts.jobs, &selected).await;
+    Ok(crate::run::RunReport {
+        target: target.name.clone(),
+        eras: Default::default(),
+        notes: notes.into_iter().chain(more).collect(),
+        cases,
+        duration_ms: 0,
+        seed: Some(seed),
+    })
+}
+
+/// A seed from the clock and the process id, for runs that name none.
+fn random_seed() -> u64 {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    t ^ (u64::from(std::process::id()) << 32)
 }
 
 /// Parses `{"name": "...", "arguments": {...}, "ms": N}` (`ms` defaults to 1000).
@@ -367,13 +671,19 @@ fn cmd_list(as_json: bool, markdown: bool, scenario_dirs: &[PathBuf]) -> i32 {
             return EXIT_USAGE;
         }
     };
+    let acp_cat = crate::checks_acp::catalogue();
+    let with_binding: Vec<(&str, &crate::check::Check)> = cat
+        .iter()
+        .map(|c| (checks_mcp::BINDING, c))
+        .chain(acp_cat.iter().map(|c| (crate::acp::BINDING, c)))
+        .collect();
     if as_json {
-        let mut items: Vec<Value> = cat
+        let mut items: Vec<Value> = with_binding
             .iter()
-            .map(|c| {
+            .map(|(binding, c)| {
                 json!({
                     "id": c.id,
-                    "binding": checks_mcp::BINDING,
+                    "binding": binding,
                     "kind": match c.kind { CheckKind::Active(_) => "active", CheckKind::Monitor(_) => "monitor" },
                     "level": c.level.as_str(),
                     "revisions": c.revs.describe(),
@@ -384,6 +694,19 @@ fn cmd_list(as_json: bool, markdown: bool, scenario_dirs: &[PathBuf]) -> i32 {
                 })
             })
             .collect();
+        items.extend(crate::selftest::EQUIVALENCE_CHECKS.iter().map(|id| {
+            json!({
+                "id": id,
+                "binding": crate::equivalence::BINDING,
+                "kind": "active",
+                "level": "MUST",
+                "revisions": "all surfaces",
+                "capability": "tools",
+                "spec": crate::equivalence::SPEC,
+                "requirement": crate::equivalence::QUOTE,
+                "quote": crate::equivalence::QUOTE,
+            })
+        }));
         items.extend(scenarios.iter().map(|s| {
             json!({
                 "id": s.id,
@@ -405,18 +728,27 @@ fn cmd_list(as_json: bool, markdown: bool, scenario_dirs: &[PathBuf]) -> i32 {
         );
         return 0;
     }
-    for c in &cat {
+    for (_, c) in &with_binding {
         crate::outln!(
-            "{:<36} {:<10} {:<24} {}",
+            "{:<44} {:<10} {:<24} {}",
             c.id,
             c.level.as_str(),
             c.revs.describe(),
             c.spec_url(c.home_revision())
         );
     }
+    for id in crate::selftest::EQUIVALENCE_CHECKS {
+        crate::outln!(
+            "{:<44} {:<10} {:<24} {}",
+            id,
+            "MUST",
+            "all surfaces",
+            crate::equivalence::SPEC
+        );
+    }
     for s in &scenarios {
         crate::outln!(
-            "{:<36} {:<10} {:<24} {}",
+            "{:<44} {:<10} {:<24} {}",
             s.id,
             s.level.as_str(),
             s.revisions(),
@@ -447,6 +779,27 @@ async fn serve_reference(args: ReferenceArgs) -> i32 {
     }
 }
 
+async fn serve_reference_acp(args: ReferenceAcpArgs) -> i32 {
+    let (root, _guard) = match reference_root(args.root) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: failed to prepare the reference workspace: {e}");
+            return EXIT_COULD_NOT_RUN;
+        }
+    };
+    let mut config = parity_reference::acp::AcpAgentConfig::new(
+        parity_reference::dispatcher::DispatcherConfig::new(root),
+    );
+    config.tool_method = args.tool_method;
+    match parity_reference::acp::serve_stdio(config).await {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("parity reference acp: {e}");
+            1
+        }
+    }
+}
+
 /// The reference's workspace: the given root, or a fresh temporary directory seeded with two
 /// files (`README.md`, `notes/hello.txt`) and removed when the guard drops.
 pub fn reference_root(
@@ -469,6 +822,9 @@ async fn cmd_fake(fault: Option<String>, list: bool) -> i32 {
         for f in parity_fakes::catalogue() {
             crate::outln!("{:<28} {}", f.name, f.description);
         }
+        for f in parity_fakes::acp_catalogue() {
+            crate::outln!("{:<28} {}", f.name, f.description);
+        }
         crate::outln!(
             "{:<28} starts a `setsid sleep 600` grandchild, then serves the reference",
             "setsid-child"
@@ -483,6 +839,23 @@ async fn cmd_fake(fault: Option<String>, list: bool) -> i32 {
             return EXIT_COULD_NOT_RUN;
         }
     };
+    if let Some(info) = parity_fakes::find_acp(&name) {
+        let mut config = parity_reference::acp::AcpAgentConfig::new(
+            parity_reference::dispatcher::DispatcherConfig::new(root),
+        );
+        if let Some(m) = info.tool_method {
+            config.tool_method = m.to_string();
+        }
+        let code = parity_fakes::serve_faulty_acp(
+            (info.make)(),
+            config,
+            tokio::io::stdin(),
+            tokio::io::stdout(),
+        )
+        .await;
+        drop(_guard);
+        std::process::exit(code);
+    }
     let config = parity_reference::mcp::McpServerConfig::new(
         parity_reference::dispatcher::DispatcherConfig::new(root),
     );

@@ -4,18 +4,25 @@
 //! jobs) → per case: peer → protocol driver → transport frames → observations → verdict with
 //! evidence → reporters. See `docs/architecture.md`.
 
+pub mod acp;
 pub mod bench;
 pub mod catalogue_doc;
 pub mod check;
+pub mod checks_acp;
 pub mod checks_mcp;
 pub mod cli;
+pub mod equivalence;
+/// Generated tool-call arguments from JSON Schema, run seeded with shrinking (generated equivalence).
+pub mod gen;
 pub mod logging;
 pub mod mcp;
+pub mod outcome;
 pub mod peer;
 pub mod report;
 pub mod run;
 pub mod scenario;
 pub mod selftest;
+pub mod target;
 pub mod util;
 pub mod validate;
 pub mod wire;

@@ -159,6 +159,9 @@ pub struct Client {
     /// do, so they never land inside a message the client is still writing.
     mid_line: bool,
     deferred: Vec<Value>,
+    /// How requests the peer sends are answered: [`answer_server_request`] for MCP, the ACP
+    /// driver's `crate::acp::answer_agent_request` for ACP agents.
+    pub answer: fn(&Value) -> Value,
 }
 
 /// The client info parity sends (`initialize.clientInfo`, `_meta` clientInfo).
@@ -189,6 +192,7 @@ impl Client {
             partial: None,
             mid_line: false,
             deferred: Vec::new(),
+            answer: answer_server_request,
         }
     }
 
@@ -295,7 +299,7 @@ impl Client {
                 });
                 if is_request {
                     if let Some(v) = inbound.value().cloned() {
-                        let answer = answer_server_request(&v);
+                        let answer = (self.answer)(&v);
                         if self.server_requests.len() < MAX_INBOX {
                             self.server_requests.push(v);
                         }

@@ -1,7 +1,8 @@
 //! Reporters: the console table and the versioned JSON report.
 //!
 //! JSON report, schema version [`REPORT_SCHEMA_VERSION`]: `{"schema_version", "parity_version",
-//! "target", "eras": {"legacy"?: rev, "modern"?: rev}, "notes": [...], "summary": {verdict:
+//! "target", "eras": {"legacy"?: rev, "modern"?: rev, "acp"?: "v1"}, "notes": [...], "seed": <u64 of
+//! generated equivalence, or null>, "summary": {verdict:
 //! count}, "duration_ms", "exit_code", "cases": {case_id: {check, binding, revision, spec,
 //! level, quote, requirement, verdict, message, evidence[], duration_ms, kind}}}` where `kind`
 //! is `active`, `monitor` or `scenario`. Keys of `cases` are
@@ -60,6 +61,7 @@ pub fn to_json(report: &RunReport) -> Value {
         "target": report.target,
         "eras": report.eras,
         "notes": report.notes,
+        "seed": report.seed,
         "summary": summary,
         "duration_ms": report.duration_ms,
         "exit_code": report.exit_code(),
@@ -86,6 +88,9 @@ pub fn print_console(
     eras.sort();
     for (era, rev) in eras {
         writeln!(out, "era {era}: revision {rev}")?;
+    }
+    if let Some(seed) = report.seed {
+        writeln!(out, "equivalence: seed {seed} (rerun with --seed {seed})")?;
     }
     for n in &report.notes {
         if verbose {

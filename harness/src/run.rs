@@ -115,6 +115,8 @@ pub struct RunReport {
     pub cases: Vec<CaseResult>,
     /// Wall time of the run in milliseconds.
     pub duration_ms: u64,
+    /// The seed of generated equivalence, when that ran (rerun with `--seed` to reproduce).
+    pub seed: Option<u64>,
 }
 
 impl RunReport {
@@ -297,11 +299,29 @@ struct Planned {
     revision: String,
 }
 
-fn case_id(check: &str, revision: &str) -> String {
-    format!("{check}@{BINDING}#{revision}")
+fn case_id(binding: &str, check: &str, revision: &str) -> String {
+    format!("{check}@{binding}#{revision}")
 }
 
-fn glob_set(globs: &[String]) -> Result<Option<globset::GlobSet>, String> {
+/// A boxed future of whether a monitor session opened.
+type BoxBool<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = bool> + Send + 'a>>;
+
+/// How the monitors' own session is driven, per binding.
+type MonitorSessionFn = for<'a> fn(&'a Ctx) -> BoxBool<'a>;
+
+fn mcp_monitor_session(ctx: &Ctx) -> BoxBool<'_> {
+    Box::pin(monitor_session(ctx))
+}
+
+fn acp_monitor_session(ctx: &Ctx) -> BoxBool<'_> {
+    Box::pin(acp_session(ctx))
+}
+
+/// A glob set over case ids (a bare check id selects every case of the check); `None` when
+/// `globs` is empty.
+///
+/// Errors: an invalid glob.
+pub fn glob_set(globs: &[String]) -> Result<Option<globset::GlobSet>, String> {
     if globs.is_empty() {
         return Ok(None);
     }
@@ -398,7 +418,7 @@ pub async fn run_mcp_with_scenarios(
                 }
             }
         }
-        planned.retain(|p| selected(&case_id(p.check.id, &p.revision)));
+        planned.retain(|p| selected(&case_id(BINDING, p.check.id, &p.revision)));
         // --- scenarios (crate::scenario): one case per scenario of this era ---
         let scenario_cases: Vec<(Arc<crate::scenario::Scenario>, String)> = scenarios
             .iter()
@@ -419,7 +439,16 @@ pub async fn run_mcp_with_scenarios(
         let sem = sem.clone();
         let timing = opts.timing;
         set.spawn(async move {
-            let r = run_era(&target, &facts, planned, scenario_cases, timing, sem).await;
+            let r = run_era(
+                &target,
+                &facts,
+                (BINDING, mcp_monitor_session),
+                planned,
+                scenario_cases,
+                timing,
+                sem,
+            )
+            .await;
             (i, r)
         });
     }
@@ -439,6 +468,7 @@ pub async fn run_mcp_with_scenarios(
         notes,
         cases: results,
         duration_ms: started.elapsed().as_millis() as u64,
+        seed: None,
     })
 }
 
@@ -453,6 +483,7 @@ const WAITS: &[&str] = &[
 async fn run_era(
     target: &Arc<McpTarget>,
     facts: &Arc<ServerFacts>,
+    (binding, monitor_fn): (&'static str, MonitorSessionFn),
     planned: Vec<Planned>,
     scenario_cases: Vec<(Arc<crate::scenario::Scenario>, String)>,
     timing: Timing,
@@ -483,7 +514,7 @@ async fn run_era(
                 facts,
                 format!("monitor-session#{rev}"),
             );
-            if let Ok(true) = tokio::time::timeout(timing.case, monitor_session(&ctx)).await {
+            if let Ok(true) = tokio::time::timeout(timing.case, monitor_fn(&ctx)).await {
                 monitor_opened.store(true, std::sync::atomic::Ordering::SeqCst);
             }
             if let Ok(mut l) = logs.lock() {
@@ -521,7 +552,7 @@ async fn run_era(
         let logs = logs.clone();
         handles.push(tokio::spawn(async move {
             let _permit = sem.acquire().await;
-            let id = case_id(p.check.id, &p.revision);
+            let id = case_id(binding, p.check.id, &p.revision);
             let ctx = Ctx::new(target, &p.revision, timing, facts.clone(), id.clone());
             let t0 = Instant::now();
             let finding = if p.check.capability.is_some_and(|cap| !ctx.declares(cap)) {
@@ -537,10 +568,10 @@ async fn run_era(
             };
             let ms = t0.elapsed().as_millis() as u64;
             let result = match finding {
-                Some(f) => to_result(&p.check, &p.revision, f, ms),
+                Some(f) => to_result(binding, &p.check, &p.revision, f, ms),
                 None => {
                     let ev = ctx.salvage();
-                    let mut r = to_result(&p.check, &p.revision, Finding::pass(ev), ms);
+                    let mut r = to_result(binding, &p.check, &p.revision, Finding::pass(ev), ms);
                     r.verdict = Verdict::Timeout;
                     r.message = format!(
                         "the case ran past its {} ms deadline",
@@ -591,6 +622,7 @@ async fn run_era(
             })
         };
         let r = to_result(
+            binding,
             &p.check,
             &p.revision,
             finding,
@@ -604,7 +636,7 @@ async fn run_era(
         id: id.to_string(),
         kind: CaseKind::Active,
         check: id.split('@').next().unwrap_or(id).to_string(),
-        binding: BINDING.to_string(),
+        binding: binding.to_string(),
         revision: id.rsplit('#').next().unwrap_or("").to_string(),
         spec: String::new(),
         level: String::new(),
@@ -619,7 +651,7 @@ async fn run_era(
     let mut out: Vec<CaseResult> = planned
         .iter()
         .map(|p| {
-            let id = case_id(p.check.id, &p.revision);
+            let id = case_id(binding, p.check.id, &p.revision);
             by_id.remove(&id).unwrap_or_else(|| internal(&id))
         })
         .collect();
@@ -659,16 +691,22 @@ async fn monitor_session(ctx: &Ctx) -> bool {
     true
 }
 
-fn to_result(check: &Check, revision: &str, f: Finding, duration_ms: u64) -> CaseResult {
+fn to_result(
+    binding: &str,
+    check: &Check,
+    revision: &str,
+    f: Finding,
+    duration_ms: u64,
+) -> CaseResult {
     let (verdict, message) = f.status.verdict(check.level);
     CaseResult {
-        id: case_id(check.id, revision),
+        id: case_id(binding, check.id, revision),
         kind: match check.kind {
             CheckKind::Active(_) => CaseKind::Active,
             CheckKind::Monitor(_) => CaseKind::Monitor,
         },
         check: check.id.to_string(),
-        binding: BINDING.to_string(),
+        binding: binding.to_string(),
         revision: revision.to_string(),
         spec: check.spec_url(revision),
         level: check.level.as_str().to_string(),
@@ -679,4 +717,107 @@ fn to_result(check: &Check, revision: &str, f: Finding, duration_ms: u64) -> Cas
         evidence: f.evidence,
         duration_ms,
     }
+}
+
+/// The ACP monitors' own session: `initialize`, `session/new` with no MCP servers, one prompt,
+/// and one call of the tool method when the target declares one, then shutdown.
+async fn acp_session(ctx: &Ctx) -> bool {
+    let Ok((mut c, _)) = crate::acp::open(ctx).await else {
+        return false;
+    };
+    if let Ok(r) = crate::acp::new_session(&mut c, json!([])).await {
+        if let Some(sid) = crate::acp::session_id(&r) {
+            let _ = crate::acp::prompt(&mut c, &sid, "parity: hello").await;
+            if let Some(m) = ctx.target.tool_method.clone() {
+                let _ = crate::acp::tool_call(&mut c, &m, Some(&sid), "status", &json!({})).await;
+            }
+        }
+    }
+    ctx.close(c).await;
+    true
+}
+
+/// Runs the ACP v1 profile against an agent: every check of `crate::checks_acp` as a case
+/// `check@acp#v1`. An agent that does not answer `initialize` at version 1 leaves `eras` empty
+/// (the run could not happen) with the reason in `notes`.
+///
+/// Errors: an invalid `--filter`/`--skip` glob (a usage error).
+pub async fn run_acp(target: McpTarget, opts: &RunOptions) -> Result<RunReport, String> {
+    let started = Instant::now();
+    let keep = glob_set(&opts.filter)?;
+    let drop = glob_set(&opts.skip)?;
+    let target = Arc::new(target);
+    let mut eras = HashMap::new();
+    let mut notes = Vec::new();
+    // Probe: the agent starts and answers initialize.
+    let probe_ctx = Ctx::new(
+        target.clone(),
+        crate::acp::REVISION,
+        opts.timing,
+        Arc::new(ServerFacts::default()),
+        "acp-probe".into(),
+    );
+    let probe = tokio::time::timeout(opts.timing.case, crate::acp::open(&probe_ctx)).await;
+    let caps = match probe {
+        Ok(Ok((c, init))) => {
+            probe_ctx.close(c).await;
+            eras.insert("acp".to_string(), crate::acp::REVISION.to_string());
+            init.get("agentCapabilities")
+                .cloned()
+                .unwrap_or(Value::Null)
+        }
+        Ok(Err(f)) => {
+            notes.push(format!(
+                "ACP initialize probe: {}",
+                f.status.verdict(crate::check::Level::Must).1
+            ));
+            Value::Null
+        }
+        Err(_) => {
+            notes.push("ACP initialize probe: ran past the case deadline".into());
+            Value::Null
+        }
+    };
+    if eras.is_empty() {
+        return Ok(RunReport {
+            target: target.name.clone(),
+            eras,
+            notes,
+            cases: Vec::new(),
+            duration_ms: started.elapsed().as_millis() as u64,
+            seed: None,
+        });
+    }
+    let planned: Vec<Planned> = crate::checks_acp::catalogue()
+        .into_iter()
+        .map(|check| Planned {
+            check,
+            revision: crate::acp::REVISION.to_string(),
+        })
+        .filter(|p| {
+            let id = case_id(crate::acp::BINDING, p.check.id, &p.revision);
+            keep.as_ref().is_none_or(|k| k.is_match(&id))
+                && drop.as_ref().is_none_or(|d| !d.is_match(&id))
+        })
+        .collect();
+    let facts = Arc::new(ServerFacts { capabilities: caps });
+    let sem = Arc::new(tokio::sync::Semaphore::new(opts.jobs.max(1)));
+    let cases = run_era(
+        &target,
+        &facts,
+        (crate::acp::BINDING, acp_monitor_session),
+        planned,
+        Vec::new(),
+        opts.timing,
+        sem,
+    )
+    .await;
+    Ok(RunReport {
+        target: target.name.clone(),
+        eras,
+        notes,
+        cases,
+        duration_ms: started.elapsed().as_millis() as u64,
+        seed: None,
+    })
 }

@@ -60,6 +60,10 @@ const SHIPPED: &[(&str, &str)] = &[
         "scenarios/mcp/stdio-split-write.yaml",
         include_str!("../../scenarios/mcp/stdio-split-write.yaml"),
     ),
+    (
+        "scenarios/equivalence/six-tools.yaml",
+        include_str!("../../scenarios/equivalence/six-tools.yaml"),
+    ),
 ];
 
 // ---------------------------------------------------------------------------------------------

@@ -6,11 +6,89 @@
 //! every check is caught at its level (a MUST check needs a `fail`; a SHOULD or robustness check
 //! a `warn` or `fail`) and the reference passes everything.
 
-use crate::check::{Timing, Verdict};
-use crate::checks_mcp;
-use crate::cli::{fake_target, reference_target};
-use crate::run::{run_mcp, EraSel, RunOptions, RunReport};
+use crate::check::{Level, Timing, Verdict};
+use crate::cli::{acp_fake_target, fake_target, reference_acp_target, reference_target};
+use crate::run::{run_acp, run_mcp, EraSel, RunOptions, RunReport};
+use crate::{checks_acp, checks_mcp};
+use parity_fakes::AcpProfile;
 use std::collections::BTreeMap;
+
+/// The equivalence checks: one per kind of equivalence case.
+pub const EQUIVALENCE_CHECKS: [&str; 2] = ["equivalence.scenario", "equivalence.generated"];
+
+/// Every check of the self-test, in order: MCP, ACP, equivalence; with its level.
+pub fn all_checks() -> Vec<(String, Level)> {
+    let mut v: Vec<(String, Level)> = checks_mcp::catalogue()
+        .iter()
+        .chain(checks_acp::catalogue().iter())
+        .map(|c| (c.id.to_string(), c.level))
+        .collect();
+    v.extend(
+        EQUIVALENCE_CHECKS
+            .iter()
+            .map(|c| (c.to_string(), Level::Must)),
+    );
+    v
+}
+
+/// The equivalence profile with the clean reference MCP server and the given ACP agent
+/// subcommand (`["reference", "acp"]` or `["fake", name]`), 40 generated cases per tool from
+/// seed 1, keeping the cases whose check is in `checks` (all when empty).
+async fn equivalence_run(
+    acp_args: &[&str],
+    checks: &[&str],
+    timing: Timing,
+    jobs: usize,
+) -> RunReport {
+    let mut target = crate::target::reference();
+    if let Some(a) = target.acp.as_mut() {
+        let exe = crate::target::shell_quote(
+            &std::env::current_exe()
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_else(|_| "parity".into()),
+        );
+        a.command = format!("{exe} {}", acp_args.join(" "));
+    }
+    let mut report = RunReport {
+        target: format!("parity {}", acp_args.join(" ")),
+        eras: Default::default(),
+        notes: Vec::new(),
+        cases: Vec::new(),
+        duration_ms: 0,
+        seed: Some(1),
+    };
+    let (surfaces, notes) =
+        match crate::equivalence::surfaces_of(&target, timing, crate::wire::DEFAULT_LINE_CAP).await
+        {
+            Ok(x) => x,
+            Err(e) => {
+                report.notes.push(e);
+                return report;
+            }
+        };
+    report.notes.extend(notes);
+    let plan = crate::equivalence::Plan {
+        surfaces,
+        volatile: target.equivalence.volatile.clone(),
+        compare_messages: false,
+        stateful: target.equivalence.stateful.clone(),
+        tools: Vec::new(),
+        cases: if checks.is_empty() || checks.contains(&"equivalence.generated") {
+            40
+        } else {
+            0
+        },
+        seed: 1,
+        reference: true,
+    };
+    let scenarios = crate::scenario::load_all(&[]).unwrap_or_default();
+    let keep =
+        |id: &str| checks.is_empty() || checks.iter().any(|c| id.starts_with(&format!("{c}.")));
+    let (cases, more) = crate::equivalence::run(plan, &scenarios, timing, jobs, &keep).await;
+    report.cases = cases;
+    report.notes.extend(more);
+    report
+}
 
 /// One row of the self-test table.
 #[derive(Debug, Clone)]
@@ -74,15 +152,15 @@ pub async fn rows(jobs: usize) -> Vec<Row> {
         // leaving a loaded machine ample time (messages 2.5 s, silence windows 150 ms).
         timing: Timing::scaled(0.5),
     };
-    let mut rows: BTreeMap<String, Row> = checks_mcp::catalogue()
+    let mut rows: BTreeMap<String, Row> = all_checks()
         .into_iter()
-        .map(|c| {
+        .map(|(id, level)| {
             (
-                c.id.to_string(),
+                id.clone(),
                 Row {
-                    check: c.id.to_string(),
-                    level: c.level.as_str().to_string(),
-                    needed: c.level.violation_verdict(),
+                    check: id,
+                    level: level.as_str().to_string(),
+                    needed: level.violation_verdict(),
                     caught_by: Vec::new(),
                     reference: None,
                 },
@@ -113,17 +191,52 @@ pub async fn rows(jobs: usize) -> Vec<Row> {
             }
         }
     }
-    if let Ok(report) = run_mcp(reference_target(), &opts(Vec::new())).await {
-        for (check, v) in worst_per_check(&report) {
+    // ACP faults: two at a time, each against the ACP checks it must trip or, beside the clean
+    // reference MCP server, against the equivalence checks.
+    let acp_faults: Vec<_> = parity_fakes::acp_catalogue().iter().collect();
+    for pair in acp_faults.chunks(2) {
+        let mut set = tokio::task::JoinSet::new();
+        for f in pair {
+            let o = opts(f.trips.iter().map(|s| s.to_string()).collect());
+            let (name, profile, trips) = (f.name, f.profile, f.trips);
+            set.spawn(async move {
+                let report = match profile {
+                    AcpProfile::Acp => run_acp(acp_fake_target(name), &o).await.ok(),
+                    AcpProfile::Equivalence => {
+                        Some(equivalence_run(&["fake", name], trips, o.timing, o.jobs).await)
+                    }
+                };
+                (name, report)
+            });
+        }
+        while let Some(joined) = set.join_next().await {
+            let Ok((name, Some(report))) = joined else {
+                continue;
+            };
+            for (check, v) in worst_per_check(&report) {
+                if let Some(r) = rows.get_mut(&check) {
+                    r.caught_by.push((name.to_string(), v));
+                }
+            }
+        }
+    }
+    let clean = opts(Vec::new());
+    let mut reference_reports = Vec::new();
+    if let Ok(report) = run_mcp(reference_target(), &clean).await {
+        reference_reports.push(report);
+    }
+    if let Ok(report) = run_acp(reference_acp_target(), &clean).await {
+        reference_reports.push(report);
+    }
+    reference_reports.push(equivalence_run(&["reference", "acp"], &[], clean.timing, jobs).await);
+    for report in &reference_reports {
+        for (check, v) in worst_per_check(report) {
             if let Some(r) = rows.get_mut(&check) {
                 r.reference = Some(v);
             }
         }
     }
-    let order: Vec<String> = checks_mcp::catalogue()
-        .iter()
-        .map(|c| c.id.to_string())
-        .collect();
+    let order: Vec<String> = all_checks().into_iter().map(|(id, _)| id).collect();
     order
         .into_iter()
         .filter_map(|id| rows.remove(&id))
@@ -136,7 +249,7 @@ pub async fn run(jobs: usize) -> i32 {
     let rows = rows(jobs).await;
     let mut ok = true;
     crate::outln!(
-        "{:<36} {:<10} {:<11} caught by",
+        "{:<44} {:<10} {:<11} caught by",
         "check",
         "reference",
         "level"
@@ -156,7 +269,7 @@ pub async fn run(jobs: usize) -> i32 {
             ok = false;
         }
         crate::outln!(
-            "{:<36} {:<10} {:<11} {}{}",
+            "{:<44} {:<10} {:<11} {}{}",
             r.check,
             r.reference.map(|v| v.as_str()).unwrap_or("(none)"),
             r.level,

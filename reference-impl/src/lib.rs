@@ -11,11 +11,15 @@
 //!   (the `initialize` handshake of 2024-11-05 … 2025-11-25 and the stateless
 //!   2026-07-28 revision). **Architecture invariant:** surfaces hold no tool logic; they
 //!   translate envelopes and call the dispatcher.
+//! - [`acp`]: an ACP v1 (Agent Client Protocol) stdio agent over the same dispatcher:
+//!   `initialize`, `session/new`, deterministic `session/prompt` turns, and tool calls
+//!   through the `_parity/tool` extension method. Same invariant: no tool logic.
 //!
 //! The crate never depends on the harness or the fakes: the checker and the thing it
 //! checks are independent implementations.
 
 #![forbid(unsafe_code)]
 
+pub mod acp;
 pub mod dispatcher;
 pub mod mcp;

@@ -1,5 +1,6 @@
 //! Newline-delimited framing for the stdio transport (MCP `basic/transports`, "stdio":
-//! one UTF-8 JSON-RPC message per line, no embedded newlines).
+//! one UTF-8 JSON-RPC message per line, no embedded newlines). ACP v1 uses the same
+//! framing (`transports.mdx`), so the ACP surface ([`crate::acp`]) reuses this module.
 
 use std::io;
 

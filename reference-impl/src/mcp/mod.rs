@@ -33,7 +33,7 @@
 //! id and nothing is sent for it afterwards. At EOF, in-flight calls are aborted (an
 //! `exec` child is killed), queued output is flushed and [`serve`] returns `Ok(())`.
 
-mod framing;
+pub(crate) mod framing;
 mod server;
 
 use std::io;
@@ -167,15 +167,17 @@ pub async fn serve_stdio(config: McpServerConfig) -> io::Result<()> {
     }
 }
 
-/// stdin as a non-blocking pipe receiver, when it is a pipe.
-fn pipe_reader() -> Option<tokio::net::unix::pipe::Receiver> {
+/// stdin as a non-blocking pipe receiver, when it is a pipe (shared with the ACP
+/// surface).
+pub(crate) fn pipe_reader() -> Option<tokio::net::unix::pipe::Receiver> {
     use std::os::fd::AsFd;
     let fd = io::stdin().as_fd().try_clone_to_owned().ok()?;
     tokio::net::unix::pipe::Receiver::from_owned_fd(fd).ok()
 }
 
-/// stdout as a non-blocking pipe sender, when it is a pipe.
-fn pipe_writer() -> Option<tokio::net::unix::pipe::Sender> {
+/// stdout as a non-blocking pipe sender, when it is a pipe (shared with the ACP
+/// surface).
+pub(crate) fn pipe_writer() -> Option<tokio::net::unix::pipe::Sender> {
     use std::os::fd::AsFd;
     let fd = io::stdout().as_fd().try_clone_to_owned().ok()?;
     tokio::net::unix::pipe::Sender::from_owned_fd(fd).ok()

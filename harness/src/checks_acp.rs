@@ -1,0 +1,1102 @@
+//! The ACP v1 check catalogue (binding `acp`, revision `v1`).
+//!
+//! Levels come from the keyword of the quoted sentence, as for MCP: the ACP v1 pages under
+//! <https://agentclientprotocol.com/protocol/v1/>, the v1 JSON schema, and JSON-RPC 2.0. Active
+//! checks drive fresh agents (`initialize` at version 1 first, unless the check probes
+//! `initialize` itself); monitors judge every session's frames. `docs/checks.md` lists them.
+
+use crate::acp::{self, STOP_REASONS};
+use crate::check::{evidence, Check, CheckKind, Ctx, Finding, Level, MonitorInput, Revs, Status};
+use crate::checks_mcp as m;
+use crate::mcp::{Client, Reply};
+use crate::wire::Dir;
+use serde_json::{json, Value};
+use std::collections::HashSet;
+
+macro_rules! active {
+    ($f:ident) => {{
+        fn wrapper(ctx: &Ctx) -> crate::check::BoxFinding<'_> {
+            Box::pin($f(ctx))
+        }
+        CheckKind::Active(wrapper)
+    }};
+}
+
+/// Runs `$body(ctx, &mut client, &initialize_result)` on a fresh agent after `initialize`,
+/// closes it, and attaches the frames as evidence.
+macro_rules! in_session {
+    ($name:ident, $body:ident) => {
+        async fn $name(ctx: &Ctx) -> Finding {
+            let (mut c, init) = match acp::open(ctx).await {
+                Ok(x) => x,
+                Err(f) => return f,
+            };
+            let status = $body(ctx, &mut c, &init).await;
+            let events = c.peer.events();
+            ctx.close(c).await;
+            Finding {
+                status,
+                evidence: evidence(&events),
+            }
+        }
+    };
+}
+
+fn violated(s: impl Into<String>) -> Status {
+    Status::Violated(s.into())
+}
+
+/// A request that got no response: a timeout is `timeout`; a closed stdout breaks JSON-RPC's
+/// "the Server MUST reply", whatever the check's level.
+fn unanswered(what: &str, reply: &Reply) -> Status {
+    match reply {
+        Reply::Timeout => Status::Timeout(format!("{what}: no response before the deadline")),
+        _ => Status::Failed(format!(
+            "{what}: the agent closed stdout instead of answering (JSON-RPC 2.0 §5: the Server MUST reply with a Response)"
+        )),
+    }
+}
+
+/// Sends an unknown extension request as a probe and reports whether the agent still answers
+/// requests (any response with the probe's id counts).
+async fn still_serving(c: &mut Client) -> bool {
+    matches!(
+        c.request("_parity_probe/alive", json!({})).await,
+        Ok(Reply::Message(_))
+    )
+}
+
+fn io_err(e: impl std::fmt::Display) -> Status {
+    Status::NotRun(format!("failed to write to the agent: {e}"))
+}
+
+// ---------------------------------------------------------------------------------------------
+// initialize
+// ---------------------------------------------------------------------------------------------
+
+async fn protocol_version_integer(ctx: &Ctx) -> Finding {
+    let mut c = match acp::start(ctx) {
+        Ok(c) => c,
+        Err(f) => return f,
+    };
+    let status = match c
+        .request("initialize", acp::initialize_params(acp::PROTOCOL_VERSION))
+        .await
+    {
+        Err(e) => io_err(e),
+        Ok(r) => match r.result() {
+            None if r.error().is_some() => {
+                violated(format!("initialize at version 1 failed: {}", r.describe()))
+            }
+            None => unanswered("initialize", &r),
+            Some(res) => match res.get("protocolVersion") {
+                Some(v) if v.as_u64().is_some_and(|n| n <= 65535) => Status::Pass,
+                Some(v) => violated(format!(
+                    "`protocolVersion` in the initialize result is {v}, not an integer 0…65535"
+                )),
+                None => violated("the initialize result has no `protocolVersion`"),
+            },
+        },
+    };
+    let events = c.peer.events();
+    ctx.close(c).await;
+    Finding {
+        status,
+        evidence: evidence(&events),
+    }
+}
+
+/// One `initialize` at `version` on a fresh agent: the answered version, or why there is none.
+async fn negotiate(ctx: &Ctx, version: u64, ev: &mut Vec<String>) -> Result<u64, Status> {
+    let mut c = match acp::start(ctx) {
+        Ok(c) => c,
+        Err(f) => return Err(f.status),
+    };
+    let reply = c
+        .request("initialize", acp::initialize_params(version))
+        .await;
+    ev.extend(evidence(&c.peer.events()));
+    ctx.close(c).await;
+    let r = reply.map_err(io_err)?;
+    match r.result() {
+        Some(res) => res
+            .get("protocolVersion")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| {
+                violated(format!(
+                    "initialize at {version}: `protocolVersion` is missing or not an integer"
+                ))
+            }),
+        None if r.error().is_some() => Err(violated(format!(
+            "initialize at {version} was answered with an error instead of the agent's latest version: {}",
+            r.describe()
+        ))),
+        None => Err(unanswered(&format!("initialize at {version}"), &r)),
+    }
+}
+
+async fn version_negotiation(ctx: &Ctx) -> Finding {
+    let mut ev = Vec::new();
+    let status = async {
+        let v1 = negotiate(ctx, 1, &mut ev).await?;
+        let high = negotiate(ctx, acp::UNSUPPORTED_PROBE, &mut ev).await?;
+        if high == acp::UNSUPPORTED_PROBE {
+            return Err(violated(format!(
+                "asked for version {0}, the agent echoed {0}: it cannot support a version that does not exist, so it must answer its own latest version (fault class B23, mirror test)",
+                acp::UNSUPPORTED_PROBE
+            )));
+        }
+        if v1 == 1 && high < 1 {
+            return Err(violated(format!(
+                "the agent supports version 1 but answered {high} to a request for {}: its latest supported version is at least 1",
+                acp::UNSUPPORTED_PROBE
+            )));
+        }
+        if v1 != 1 && v1 != high {
+            return Err(violated(format!(
+                "asked for version 1 the agent answered {v1}, asked for {} it answered {high}: when it does not support 1 both answers must be its latest version",
+                acp::UNSUPPORTED_PROBE
+            )));
+        }
+        Ok(())
+    }
+    .await;
+    Finding {
+        status: status.err().unwrap_or(Status::Pass),
+        evidence: ev,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON-RPC base
+// ---------------------------------------------------------------------------------------------
+
+async fn id_echo_body(_ctx: &Ctx, c: &mut Client, _init: &Value) -> Status {
+    let params = json!({"cwd": acp::session_cwd(), "mcpServers": []});
+    for id in [json!("parity-id-α"), json!(9_007_199_254_740_991_i64)] {
+        if let Err(e) = c
+            .peer
+            .send_json(
+                &json!({"jsonrpc": "2.0", "id": id, "method": "session/new", "params": params}),
+            )
+            .await
+        {
+            return io_err(e);
+        }
+        match c.next_response().await {
+            Ok(inb) => {
+                let got = inb.value().and_then(|v| v.get("id")).cloned();
+                if got.as_ref() != Some(&id) {
+                    return violated(format!(
+                        "request id {id} was answered with id {}",
+                        got.map(|g| g.to_string()).unwrap_or("(none)".into())
+                    ));
+                }
+            }
+            Err(_) => return unanswered(&format!("session/new with id {id}"), &Reply::Timeout),
+        }
+    }
+    Status::Pass
+}
+in_session!(id_echo, id_echo_body);
+
+async fn parse_error_body(_ctx: &Ctx, c: &mut Client, _init: &Value) -> Status {
+    if let Err(e) = c
+        .send_raw(b"{\"jsonrpc\": \"2.0\", \"id\": 7, \"method\": \n")
+        .await
+    {
+        return io_err(e);
+    }
+    let status = match c.next_response().await {
+        Ok(inb) => match inb.value() {
+            Some(v) if v.get("error").is_some() => {
+                let code = v.pointer("/error/code").and_then(Value::as_i64);
+                if v.get("id") != Some(&Value::Null) {
+                    violated(format!(
+                        "the parse error was answered with id {}, not null: {v}",
+                        v.get("id").map(Value::to_string).unwrap_or("(none)".into())
+                    ))
+                } else if code != Some(-32700) {
+                    violated(format!(
+                        "the parse error was answered with code {code:?}, not -32700"
+                    ))
+                } else {
+                    Status::Pass
+                }
+            }
+            Some(v) => violated(format!(
+                "an unparsable line was answered with a result: {v}"
+            )),
+            None => violated("the answer to an unparsable line is not JSON"),
+        },
+        Err(crate::peer::Recv::Eof) => violated("the agent closed stdout after an unparsable line"),
+        Err(_) => violated("an unparsable line got no -32700 error response"),
+    };
+    if status == Status::Pass && !still_serving(c).await {
+        return violated("the agent stopped answering after an unparsable line");
+    }
+    status
+}
+in_session!(parse_error, parse_error_body);
+
+async fn unknown_method_body(_ctx: &Ctx, c: &mut Client, _init: &Value) -> Status {
+    match c.request("parity/no-such-method", json!({})).await {
+        Err(e) => io_err(e),
+        Ok(r) => match r.error_code() {
+            Some(-32601) => Status::Pass,
+            Some(code) => violated(format!(
+                "an unknown method was answered with code {code}, not -32601 (Method not found)"
+            )),
+            None if r.result().is_some() => violated(format!(
+                "an unknown method was answered with a result: {}",
+                r.describe()
+            )),
+            None => unanswered("parity/no-such-method", &r),
+        },
+    }
+}
+in_session!(unknown_method, unknown_method_body);
+
+async fn notification_unanswered_body(ctx: &Ctx, c: &mut Client, _init: &Value) -> Status {
+    if let Err(e) = acp::cancel(c, "parity-no-such-session").await {
+        return io_err(e);
+    }
+    let (got, eof) = c.collect_for(ctx.timing.silence).await;
+    let answers: Vec<String> = got
+        .iter()
+        .filter_map(|i| i.value())
+        .filter(|v| v.get("method").is_none())
+        .map(|v| crate::util::clip(&v.to_string(), 200))
+        .collect();
+    if let Some(a) = answers.first() {
+        return violated(format!("the session/cancel notification was answered: {a}"));
+    }
+    if eof {
+        return violated("the agent closed stdout after a session/cancel notification");
+    }
+    Status::Pass
+}
+in_session!(notification_unanswered, notification_unanswered_body);
+
+// ---------------------------------------------------------------------------------------------
+// Extensions
+// ---------------------------------------------------------------------------------------------
+
+async fn ext_request_answered_body(_ctx: &Ctx, c: &mut Client, _init: &Value) -> Status {
+    match c.request("_parity_probe/unknown", json!({"x": 1})).await {
+        Err(e) => io_err(e),
+        Ok(Reply::Message(_)) => Status::Pass,
+        Ok(r) => unanswered("_parity_probe/unknown", &r),
+    }
+}
+in_session!(ext_request_answered, ext_request_answered_body);
+
+async fn ext_request_not_found_body(_ctx: &Ctx, c: &mut Client, _init: &Value) -> Status {
+    match c.request("_parity_probe/unknown", json!({"x": 1})).await {
+        Err(e) => io_err(e),
+        Ok(r) => match r.error_code() {
+            Some(-32601) => Status::Pass,
+            Some(code) => violated(format!(
+                "an unknown extension request was answered with code {code}, not -32601"
+            )),
+            None if r.result().is_some() => violated(format!(
+                "an unknown extension request was answered with a result: {}",
+                r.describe()
+            )),
+            None => Status::Skip(format!(
+                "no response at all (acp.ext.unknown-request-answered judges that): {}",
+                r.describe()
+            )),
+        },
+    }
+}
+in_session!(ext_request_not_found, ext_request_not_found_body);
+
+async fn ext_notification_ignored_body(ctx: &Ctx, c: &mut Client, _init: &Value) -> Status {
+    if let Err(e) = c.notify("_parity_probe/note", Some(json!({"x": 1}))).await {
+        return io_err(e);
+    }
+    let (got, eof) = c.collect_for(ctx.timing.silence).await;
+    if let Some(v) = got
+        .iter()
+        .filter_map(|i| i.value())
+        .find(|v| v.get("method").is_none())
+    {
+        return violated(format!(
+            "an unknown extension notification was answered: {}",
+            crate::util::clip(&v.to_string(), 200)
+        ));
+    }
+    if eof || !still_serving(c).await {
+        return violated("the agent stopped serving after an unknown extension notification");
+    }
+    Status::Pass
+}
+in_session!(ext_notification_ignored, ext_notification_ignored_body);
+
+async fn tool_method_prefix(ctx: &Ctx) -> Finding {
+    match &ctx.target.tool_method {
+        None => Finding::skip("the target declares no tool extension method"),
+        Some(m) if m.starts_with('_') && m.len() > 1 => Finding::pass(Vec::new()),
+        Some(m) => Finding::violated(
+            format!(
+                "the tool method `{m}` does not begin with `_`: it squats a name ACP may claim; use `_{m}` (or `_<your-domain>/{m}`)"
+            ),
+            Vec::new(),
+        ),
+    }
+}
+
+fn mentions(v: &Value, needle: &str) -> bool {
+    match v {
+        Value::String(s) => s == needle,
+        Value::Array(a) => a.iter().any(|x| mentions(x, needle)),
+        Value::Object(o) => o.iter().any(|(k, x)| k == needle || mentions(x, needle)),
+        _ => false,
+    }
+}
+
+async fn tool_method_advertised_body(ctx: &Ctx, _c: &mut Client, init: &Value) -> Status {
+    let Some(method) = &ctx.target.tool_method else {
+        return Status::Skip("the target declares no tool extension method".into());
+    };
+    let meta = init.pointer("/agentCapabilities/_meta");
+    match meta {
+        Some(m) if mentions(m, method) => Status::Pass,
+        Some(m) => violated(format!(
+            "agentCapabilities._meta does not name the tool method `{method}`: {}",
+            crate::util::clip(&m.to_string(), 200)
+        )),
+        None => violated(format!(
+            "agentCapabilities has no `_meta`: the tool method `{method}` is not advertised"
+        )),
+    }
+}
+in_session!(tool_method_advertised, tool_method_advertised_body);
+
+// ---------------------------------------------------------------------------------------------
+// Sessions and prompts
+// ---------------------------------------------------------------------------------------------
+
+fn session_result(what: &str, r: &Reply) -> Status {
+    match acp::session_id(r) {
+        Some(_) => Status::Pass,
+        None if r.error().is_some() => violated(format!("{what} was refused: {}", r.describe())),
+        None if r.result().is_some() => violated(format!(
+            "{what}: the result has no string `sessionId`: {}",
+            r.describe()
+        )),
+        None => unanswered(what, r),
+    }
+}
+
+async fn new_empty_body(_ctx: &Ctx, c: &mut Client, _init: &Value) -> Status {
+    match acp::new_session(c, json!([])).await {
+        Err(e) => io_err(e),
+        Ok(r) => session_result("session/new with `mcpServers: []`", &r),
+    }
+}
+in_session!(new_empty, new_empty_body);
+
+async fn new_stdio_body(_ctx: &Ctx, c: &mut Client, _init: &Value) -> Status {
+    match acp::new_session(c, json!([acp::stdio_server_entry()])).await {
+        Err(e) => io_err(e),
+        Ok(r) => session_result(
+            "session/new with a stdio MCP server (args and env as arrays of {name, value})",
+            &r,
+        ),
+    }
+}
+in_session!(new_stdio, new_stdio_body);
+
+async fn new_invalid_body(_ctx: &Ctx, c: &mut Client, _init: &Value) -> Status {
+    let mut entry = acp::stdio_server_entry();
+    if let Value::Object(o) = &mut entry {
+        // The shape clients get wrong: `env` as a map instead of an array of {name, value}.
+        o.insert("env".into(), json!({"PARITY_PROBE": "1"}));
+    }
+    match acp::new_session(c, json!([entry])).await {
+        Err(e) => io_err(e),
+        Ok(r) => match r.error_code() {
+            Some(-32602) => Status::Pass,
+            Some(code) => violated(format!(
+                "`env` given as a map was refused with code {code}, not -32602 (Invalid params)"
+            )),
+            None if r.result().is_some() => violated(format!(
+                "`env` given as a map (v1 requires an array of {{name, value}}) was accepted: {}",
+                r.describe()
+            )),
+            None => unanswered("session/new with a malformed env", &r),
+        },
+    }
+}
+in_session!(new_invalid, new_invalid_body);
+
+/// Opens a session with `mcpServers: []`, or says why not.
+async fn session_for(c: &mut Client) -> Result<String, Status> {
+    let r = acp::new_session(c, json!([])).await.map_err(io_err)?;
+    acp::session_id(&r).ok_or_else(|| {
+        Status::NotRun(format!(
+            "session/new with `mcpServers: []` failed: {}",
+            r.describe()
+        ))
+    })
+}
+
+async fn stop_reason_body(_ctx: &Ctx, c: &mut Client, _init: &Value) -> Status {
+    let sid = match session_for(c).await {
+        Ok(s) => s,
+        Err(s) => return s,
+    };
+    match acp::prompt(c, &sid, "parity: say hello").await {
+        Err(e) => io_err(e),
+        Ok(r) => match r.result() {
+            Some(res) => match res.get("stopReason").and_then(Value::as_str) {
+                Some(s) if STOP_REASONS.contains(&s) => Status::Pass,
+                other => violated(format!(
+                    "the prompt result's `stopReason` is {other:?}, not one of {STOP_REASONS:?}"
+                )),
+            },
+            None if r.error().is_some() => Status::Advisory(format!(
+                "the prompt was refused (an agent that needs credentials may do so): {}",
+                r.describe()
+            )),
+            None => unanswered("session/prompt", &r),
+        },
+    }
+}
+in_session!(stop_reason, stop_reason_body);
+
+async fn cancel_body(ctx: &Ctx, c: &mut Client, _init: &Value) -> Status {
+    let sid = match session_for(c).await {
+        Ok(s) => s,
+        Err(s) => return s,
+    };
+    let text = ctx
+        .target
+        .cancel_prompt
+        .clone()
+        .unwrap_or_else(|| "parity: a turn to cancel".into());
+    let id = c.fresh_id();
+    let msg = json!({"jsonrpc": "2.0", "id": id, "method": "session/prompt",
+        "params": acp::prompt_params(&sid, &text)});
+    if let Err(e) = c.peer.send_json(&msg).await {
+        return io_err(e);
+    }
+    // Let the turn start, then cancel it.
+    let _ = c.collect_for(ctx.timing.silence / 3).await;
+    if let Err(e) = acp::cancel(c, &sid).await {
+        return io_err(e);
+    }
+    let r = c.wait_response(&id).await;
+    match (r.result(), r.error()) {
+        (Some(res), _) => match res.get("stopReason").and_then(Value::as_str) {
+            Some("cancelled") => Status::Pass,
+            Some(other) if ctx.target.cancel_prompt.is_none() => Status::Skip(format!(
+                "the turn ended ({other}) before the cancel arrived; declare a prompt the agent keeps open (`cancel_prompt` in the target) to test cancellation"
+            )),
+            other => violated(format!(
+                "the cancelled prompt ended with stopReason {other:?}, not \"cancelled\""
+            )),
+        },
+        (None, Some(_)) => violated(format!(
+            "the cancelled prompt was answered with an error instead of stopReason \"cancelled\": {}",
+            r.describe()
+        )),
+        _ => unanswered("the cancelled session/prompt", &r),
+    }
+}
+in_session!(cancel, cancel_body);
+
+// ---------------------------------------------------------------------------------------------
+// Monitors
+// ---------------------------------------------------------------------------------------------
+
+/// An MCP monitor's finding with its wording made ACP's.
+fn reworded(f: Finding) -> Finding {
+    let fix = |s: String| s.replace("MCP message", "ACP message");
+    Finding {
+        status: match f.status {
+            Status::Violated(s) => Status::Violated(fix(s)),
+            Status::Advisory(s) => Status::Advisory(fix(s)),
+            other => other,
+        },
+        evidence: f.evidence.into_iter().map(fix).collect(),
+    }
+}
+
+fn stdout_purity(input: &MonitorInput) -> Finding {
+    reworded(m::stdout_purity(input))
+}
+
+fn newline_delimited(input: &MonitorInput) -> Finding {
+    m::newline_delimited(input)
+}
+
+fn utf8(input: &MonitorInput) -> Finding {
+    m::utf8_no_bom(input)
+}
+
+fn jsonrpc_version(input: &MonitorInput) -> Finding {
+    m::jsonrpc_version(input)
+}
+
+fn result_xor_error(input: &MonitorInput) -> Finding {
+    m::result_xor_error(input)
+}
+
+fn no_batches(input: &MonitorInput) -> Finding {
+    let mut problems = Vec::new();
+    for (s, l) in m::s2c_lines(input.sessions) {
+        if let Ok(Value::Array(_)) = serde_json::from_slice::<Value>(&l.bytes) {
+            problems.push(format!(
+                "[{}] the agent sent a JSON-RPC batch, which ACP v1 does not have: {}",
+                s.case,
+                m::line_text(l)
+            ));
+        }
+    }
+    m::monitor_result(problems)
+}
+
+fn schema_v1(input: &MonitorInput) -> Finding {
+    let mut problems = Vec::new();
+    for s in input.sessions {
+        let methods = m::c2s_methods(s);
+        for v in m::s2c_messages(s) {
+            let Some(o) = v.as_object() else { continue };
+            let found = if let Some(method) = o.get("method").and_then(Value::as_str) {
+                validate_agent_message(method, o.get("params"))
+            } else if let Some(err) = o.get("error") {
+                crate::validate::validate_error(err)
+            } else if let Some(result) = o.get("result") {
+                let method = o
+                    .get("id")
+                    .and_then(|id| methods.get(&id.to_string()))
+                    .map(String::as_str)
+                    .unwrap_or("");
+                validate_result(method, result)
+                    .into_iter()
+                    .map(|p| format!("{method} result: {p}"))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            problems.extend(found.into_iter().map(|p| format!("[{}] {p}", s.case)));
+        }
+    }
+    m::monitor_result(problems)
+}
+
+fn update_after_new(input: &MonitorInput) -> Finding {
+    let mut problems = Vec::new();
+    for s in input.sessions {
+        let mut known: HashSet<String> = HashSet::new();
+        let methods = m::c2s_methods(s);
+        for e in s.events.iter().filter(|e| e.dir == Dir::S2c) {
+            let Some(v) = e
+                .line()
+                .and_then(|l| serde_json::from_slice::<Value>(&l.bytes).ok())
+            else {
+                continue;
+            };
+            if let (Some(id), Some(sid)) = (v.get("id"), v.pointer("/result/sessionId")) {
+                if methods.get(&id.to_string()).map(String::as_str) == Some("session/new") {
+                    if let Some(sid) = sid.as_str() {
+                        known.insert(sid.to_string());
+                    }
+                }
+            }
+            if v.get("method").and_then(Value::as_str) == Some("session/update") {
+                if let Some(sid) = v.pointer("/params/sessionId").and_then(Value::as_str) {
+                    if !known.contains(sid) {
+                        problems.push(format!(
+                            "[{}] a session/update for session {sid:?} arrived before the session/new response that created it: {}",
+                            s.case,
+                            crate::util::clip(&v.to_string(), 200)
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    m::monitor_result(problems)
+}
+
+fn agent_requests(input: &MonitorInput) -> Finding {
+    let mut problems = Vec::new();
+    for s in input.sessions {
+        for v in m::s2c_messages(s) {
+            let Some(method) = v.get("method").and_then(Value::as_str) else {
+                continue;
+            };
+            if method.starts_with('_') {
+                continue;
+            }
+            let why = if !acp::AGENT_TO_CLIENT_METHODS.contains(&method) {
+                Some("is not an agent-to-client method of ACP v1 and does not begin with `_`")
+            } else if method.starts_with("fs/")
+                || method.starts_with("terminal/")
+                || method == "elicitation/create"
+            {
+                Some("needs a client capability parity declared false")
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                problems.push(format!(
+                    "[{}] the agent sent `{method}`, which {why}: {}",
+                    s.case,
+                    crate::util::clip(&v.to_string(), 200)
+                ));
+            }
+        }
+    }
+    m::monitor_result(problems)
+}
+
+// ---------------------------------------------------------------------------------------------
+// v1 shapes (cross-checked against the official schema in tests/tests/acp_schemas.rs)
+// ---------------------------------------------------------------------------------------------
+
+/// The `sessionUpdate` values of v1 `SessionUpdate`.
+pub const SESSION_UPDATES: [&str; 11] = [
+    "user_message_chunk",
+    "agent_message_chunk",
+    "agent_thought_chunk",
+    "tool_call",
+    "tool_call_update",
+    "plan",
+    "available_commands_update",
+    "current_mode_update",
+    "config_option_update",
+    "session_info_update",
+    "usage_update",
+];
+
+fn check_bools(obj: &Value, path: &str, keys: &[&str], out: &mut Vec<String>) {
+    for k in keys {
+        if let Some(v) = obj.get(*k) {
+            if !v.is_boolean() {
+                out.push(format!("`{path}.{k}` must be a boolean, got {v}"));
+            }
+        }
+    }
+}
+
+fn check_object(v: Option<&Value>, path: &str, out: &mut Vec<String>) -> bool {
+    match v {
+        None | Some(Value::Null) => false,
+        Some(Value::Object(_)) => true,
+        Some(other) => {
+            out.push(format!("`{path}` must be an object, got {other}"));
+            false
+        }
+    }
+}
+
+/// Problems with a v1 result of `method` (`initialize`, `session/new`, `session/prompt`; others
+/// are not judged). An empty list means valid.
+pub fn validate_result(method: &str, result: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    let obj_ok = result.is_object();
+    match method {
+        "initialize" => {
+            if !obj_ok {
+                return vec![format!("must be an object, got {result}")];
+            }
+            match result.get("protocolVersion") {
+                Some(v) if v.as_u64().is_some_and(|n| n <= 65535) => {}
+                Some(v) => out.push(format!(
+                    "`protocolVersion` must be an integer 0…65535, got {v}"
+                )),
+                None => out.push("`protocolVersion` is required".into()),
+            }
+            let caps = result.get("agentCapabilities");
+            if check_object(caps, "agentCapabilities", &mut out) {
+                if let Some(c) = caps {
+                    check_bools(c, "agentCapabilities", &["loadSession"], &mut out);
+                    let pc = c.get("promptCapabilities");
+                    if check_object(pc, "agentCapabilities.promptCapabilities", &mut out) {
+                        if let Some(pc) = pc {
+                            check_bools(
+                                pc,
+                                "agentCapabilities.promptCapabilities",
+                                &["image", "audio", "embeddedContext"],
+                                &mut out,
+                            );
+                        }
+                    }
+                    let mc = c.get("mcpCapabilities");
+                    if check_object(mc, "agentCapabilities.mcpCapabilities", &mut out) {
+                        if let Some(mc) = mc {
+                            check_bools(
+                                mc,
+                                "agentCapabilities.mcpCapabilities",
+                                &["http", "sse"],
+                                &mut out,
+                            );
+                        }
+                    }
+                    check_object(c.get("_meta"), "agentCapabilities._meta", &mut out);
+                }
+            }
+            match result.get("authMethods") {
+                None | Some(Value::Null) => {}
+                Some(Value::Array(a)) => {
+                    for (i, m) in a.iter().enumerate() {
+                        for k in ["id", "name"] {
+                            if !m.get(k).is_some_and(Value::is_string) {
+                                out.push(format!("`authMethods[{i}].{k}` must be a string"));
+                            }
+                        }
+                    }
+                }
+                Some(v) => out.push(format!("`authMethods` must be an array, got {v}")),
+            }
+            let info = result.get("agentInfo");
+            if check_object(info, "agentInfo", &mut out) {
+                if let Some(i) = info {
+                    for k in ["name", "version"] {
+                        if !i.get(k).is_some_and(Value::is_string) {
+                            out.push(format!("`agentInfo.{k}` must be a string"));
+                        }
+                    }
+                }
+            }
+        }
+        "session/new" => {
+            if !obj_ok {
+                return vec![format!("must be an object, got {result}")];
+            }
+            if !result.get("sessionId").is_some_and(Value::is_string) {
+                out.push("`sessionId` (string) is required".into());
+            }
+            check_object(result.get("modes"), "modes", &mut out);
+            if let Some(v) = result.get("configOptions") {
+                if !v.is_array() && !v.is_null() {
+                    out.push(format!("`configOptions` must be an array, got {v}"));
+                }
+            }
+        }
+        "session/prompt" => {
+            if !obj_ok {
+                return vec![format!("must be an object, got {result}")];
+            }
+            match result.get("stopReason").and_then(Value::as_str) {
+                Some(s) if STOP_REASONS.contains(&s) => {}
+                _ => out.push(format!(
+                    "`stopReason` must be one of {STOP_REASONS:?}, got {}",
+                    result
+                        .get("stopReason")
+                        .map(Value::to_string)
+                        .unwrap_or("nothing".into())
+                )),
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// Problems with a message the agent sent (a request or notification) of `method`: only
+/// `session/update` is judged in depth (`SessionNotification`). An empty list means valid.
+pub fn validate_agent_message(method: &str, params: Option<&Value>) -> Vec<String> {
+    let mut out = Vec::new();
+    if method != "session/update" {
+        return out;
+    }
+    let Some(p) = params.filter(|p| p.is_object()) else {
+        return vec!["session/update: `params` must be an object".into()];
+    };
+    if !p.get("sessionId").is_some_and(Value::is_string) {
+        out.push("session/update: `sessionId` (string) is required".into());
+    }
+    match p.get("update") {
+        Some(u) if u.is_object() => match u.get("sessionUpdate").and_then(Value::as_str) {
+            Some(kind) if SESSION_UPDATES.contains(&kind) => {
+                if kind.ends_with("_chunk") {
+                    match u.get("content") {
+                        Some(c) if c.get("type").is_some_and(Value::is_string) => {}
+                        _ => out.push(format!(
+                            "session/update {kind}: `content` must be a ContentBlock object with a string `type`"
+                        )),
+                    }
+                }
+            }
+            other => out.push(format!(
+                "session/update: `update.sessionUpdate` must be one of the 11 v1 variants, got {other:?}"
+            )),
+        },
+        _ => out.push("session/update: `update` (object) is required".into()),
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// The catalogue
+// ---------------------------------------------------------------------------------------------
+
+const STDIO: &str = "acp:transports#stdio";
+const ONLY_V1: Revs = Revs::Only(&["v1"]);
+
+/// Every ACP v1 check, in catalogue order.
+pub fn catalogue() -> Vec<Check> {
+    vec![
+        Check {
+            id: "acp.stdio.stdout-purity",
+            requirement: "Every line the agent writes to stdout is a JSON-RPC message; nothing else (banners, logs, shell noise).",
+            level: Level::MustNot,
+            quote: "The agent MUST NOT write anything to its stdout that is not a valid ACP message.",
+            section: STDIO,
+            revs: ONLY_V1,
+            capability: None,
+            kind: CheckKind::Monitor(stdout_purity),
+        },
+        Check {
+            id: "acp.stdio.newline-delimited",
+            requirement: "Each message is one line ended by a newline, with no embedded newlines.",
+            level: Level::MustNot,
+            quote: "Messages are delimited by newlines (\\n), and MUST NOT contain embedded newlines.",
+            section: STDIO,
+            revs: ONLY_V1,
+            capability: None,
+            kind: CheckKind::Monitor(newline_delimited),
+        },
+        Check {
+            id: "acp.base.utf8",
+            requirement: "Every message the agent writes is UTF-8 (no byte-order mark).",
+            level: Level::Must,
+            quote: "JSON-RPC messages MUST be UTF-8 encoded.",
+            section: "acp:transports",
+            revs: ONLY_V1,
+            capability: None,
+            kind: CheckKind::Monitor(utf8),
+        },
+        Check {
+            id: "acp.base.jsonrpc-version",
+            requirement: "Every message carries `\"jsonrpc\": \"2.0\"`.",
+            level: Level::Must,
+            quote: "A String specifying the version of the JSON-RPC protocol. MUST be exactly \"2.0\".",
+            section: "jsonrpc-2.0#request_object",
+            revs: ONLY_V1,
+            capability: None,
+            kind: CheckKind::Monitor(jsonrpc_version),
+        },
+        Check {
+            id: "acp.base.result-xor-error",
+            requirement: "Every response has exactly one of `result` and `error`.",
+            level: Level::Must,
+            quote: "Either the result member or error member MUST be included, but both members MUST NOT be included.",
+            section: "jsonrpc-2.0#response_object",
+            revs: ONLY_V1,
+            capability: None,
+            kind: CheckKind::Monitor(result_xor_error),
+        },
+        Check {
+            id: "acp.schema.v1-messages",
+            requirement: "initialize, session/new and session/prompt results, session/update notifications and error objects have the v1 shapes.",
+            level: Level::Must,
+            quote: "Clients and Agents MUST agree on a protocol version and act according to its specification.",
+            section: "acp:schema",
+            revs: ONLY_V1,
+            capability: None,
+            kind: CheckKind::Monitor(schema_v1),
+        },
+        Check {
+            id: "acp.stdio.no-batches",
+            requirement: "The agent never sends a JSON-RPC batch (an array): v1 stdio carries individual messages only.",
+            level: Level::Robustness,
+            quote: "Messages are individual JSON-RPC requests, notifications, or responses.",
+            section: STDIO,
+            revs: ONLY_V1,
+            capability: None,
+            kind: CheckKind::Monitor(no_batches),
+        },
+        Check {
+            id: "acp.session.update-after-new",
+            requirement: "No session/update names a session before the session/new response that created it (clients that see one first hang or drop it).",
+            level: Level::Robustness,
+            quote: "The session ID returned by session/new is a unique identifier for the conversation context.",
+            section: "acp:session-setup#session-id",
+            revs: ONLY_V1,
+            capability: None,
+            kind: CheckKind::Monitor(update_after_new),
+        },
+        Check {
+            id: "acp.init.capabilities-respected",
+            requirement: "The agent sends only v1 agent-to-client methods (or `_` extensions), and none that needs a client capability parity declared false (fs, terminal, elicitation).",
+            level: Level::Must,
+            quote: "Clients and Agents MUST treat all capabilities omitted in the initialize request as UNSUPPORTED.",
+            section: "acp:initialization#capabilities",
+            revs: ONLY_V1,
+            capability: None,
+            kind: CheckKind::Monitor(agent_requests),
+        },
+        Check {
+            id: "acp.init.protocol-version-integer",
+            requirement: "initialize at version 1 succeeds and its result carries an integer `protocolVersion`.",
+            level: Level::Must,
+            quote: "If the Agent supports the requested version, it MUST respond with the same version.",
+            section: "acp:initialization#protocol-version",
+            revs: ONLY_V1,
+            capability: None,
+            kind: active!(protocol_version_integer),
+        },
+        Check {
+            id: "acp.init.version-negotiation",
+            requirement: "Asked for version 1 the agent echoes it when supported; asked for 65535 it answers its own latest version, never an error or an echo (the mirror test of fault class B23).",
+            level: Level::Must,
+            quote: "Otherwise, the Agent MUST respond with the latest version it supports.",
+            section: "acp:initialization#version-negotiation",
+            revs: ONLY_V1,
+            capability: None,
+            kind: active!(version_negotiation),
+        },
+        Check {
+            id: "acp.base.id-echo",
+            requirement: "A response carries the request's id exactly, type included (a string with non-ASCII characters, an integer of 2^53-1).",
+            level: Level::Must,
+            quote: "It MUST be the same as the value of the id member in the Request Object.",
+            section: "jsonrpc-2.0#response_object",
+            revs: ONLY_V1,
+            capability: None,
+            kind: active!(id_echo),
+        },
+        Check {
+            id: "acp.base.parse-error",
+            requirement: "A line that is not JSON is answered with a -32700 error whose id is null, and the agent keeps serving.",
+            level: Level::Must,
+            quote: "If there was an error in detecting the id in the Request object (e.g. Parse error/Invalid Request), it MUST be Null.",
+            section: "jsonrpc-2.0#response_object",
+            revs: ONLY_V1,
+            capability: None,
+            kind: active!(parse_error),
+        },
+        Check {
+            id: "acp.base.unknown-method",
+            requirement: "A request for a method the agent does not have is answered -32601 (Method not found).",
+            level: Level::Robustness,
+            quote: "-32601 Method not found: The method does not exist / is not available.",
+            section: "jsonrpc-2.0#error_object",
+            revs: ONLY_V1,
+            capability: None,
+            kind: active!(unknown_method),
+        },
+        Check {
+            id: "acp.base.notification-unanswered",
+            requirement: "A notification (session/cancel for an unknown session) gets no response.",
+            level: Level::MustNot,
+            quote: "The Server MUST NOT reply to a Notification, including those that are within a batch request.",
+            section: "jsonrpc-2.0#notification",
+            revs: ONLY_V1,
+            capability: None,
+            kind: active!(notification_unanswered),
+        },
+        Check {
+            id: "acp.ext.unknown-request-answered",
+            requirement: "An unknown `_` extension request still gets a response with its id.",
+            level: Level::Must,
+            quote: "The Server MUST reply with a Response, except for in the case of Notifications.",
+            section: "acp:extensibility#custom-requests",
+            revs: ONLY_V1,
+            capability: None,
+            kind: active!(ext_request_answered),
+        },
+        Check {
+            id: "acp.ext.unknown-request-method-not-found",
+            requirement: "An unknown `_` extension request is answered -32601 (Method not found).",
+            level: Level::Should,
+            quote: "-32601 Method not found: The method does not exist / is not available. (ACP's extensibility page asks for this error for unrecognized custom requests; the TCK's ACP-JSONRPC-004 is advisory.)",
+            section: "acp:extensibility#custom-requests",
+            revs: ONLY_V1,
+            capability: None,
+            kind: active!(ext_request_not_found),
+        },
+        Check {
+            id: "acp.ext.unknown-notification-ignored",
+            requirement: "An unknown `_` extension notification is ignored: no response, and the agent keeps serving.",
+            level: Level::MustNot,
+            quote: "The Server MUST NOT reply to a Notification, including those that are within a batch request.",
+            section: "acp:extensibility#custom-notifications",
+            revs: ONLY_V1,
+            capability: None,
+            kind: active!(ext_notification_ignored),
+        },
+        Check {
+            id: "acp.ext.tool-method-prefix",
+            requirement: "The target's tool extension method begins with `_` (a bare name such as `realm/tool` squats a name ACP may claim).",
+            level: Level::Robustness,
+            quote: "Implementations MAY expose and call custom JSON-RPC requests as long as their name starts with an underscore (_).",
+            section: "acp:extensibility#custom-requests",
+            revs: ONLY_V1,
+            capability: None,
+            kind: active!(tool_method_prefix),
+        },
+        Check {
+            id: "acp.ext.tool-method-advertised",
+            requirement: "The agent advertises the tool extension method under `agentCapabilities._meta`.",
+            level: Level::Should,
+            quote: "Implementations SHOULD use the _meta field in capability objects to advertise support for extensions and their methods.",
+            section: "acp:extensibility#advertising-custom-capabilities",
+            revs: ONLY_V1,
+            capability: None,
+            kind: active!(tool_method_advertised),
+        },
+        Check {
+            id: "acp.session.new-empty-mcp-servers",
+            requirement: "session/new with an absolute `cwd` and `mcpServers: []` creates a session (a string `sessionId`).",
+            level: Level::Must,
+            quote: "Clients MAY include connection details for MCP servers that the Agent should connect to.",
+            section: "acp:session-setup#creating-a-session",
+            revs: ONLY_V1,
+            capability: None,
+            kind: active!(new_empty),
+        },
+        Check {
+            id: "acp.session.new-stdio-server",
+            requirement: "session/new with a stdio MCP server entry whose `args` is an array of strings and `env` an array of {name, value} creates a session.",
+            level: Level::Must,
+            quote: "All Agents MUST support the stdio transport, while HTTP and SSE transports are optional capabilities that can be checked during initialization.",
+            section: "acp:session-setup#mcp-servers",
+            revs: ONLY_V1,
+            capability: None,
+            kind: active!(new_stdio),
+        },
+        Check {
+            id: "acp.session.new-invalid-params",
+            requirement: "session/new with `env` as a map instead of an array of {name, value} is refused -32602 (Invalid params), not silently accepted.",
+            level: Level::Robustness,
+            quote: "-32602 Invalid params: Invalid method parameter(s).",
+            section: "jsonrpc-2.0#error_object",
+            revs: ONLY_V1,
+            capability: None,
+            kind: active!(new_invalid),
+        },
+        Check {
+            id: "acp.prompt.stop-reason",
+            requirement: "A text prompt is answered with a result whose `stopReason` is one of the five v1 stop reasons.",
+            level: Level::Must,
+            quote: "PromptResponse: \"required\": [\"stopReason\"] (v1 schema); the result indicates why the agent stopped processing the turn.",
+            section: "acp:prompt-turn#stop-reasons",
+            revs: ONLY_V1,
+            capability: None,
+            kind: active!(stop_reason),
+        },
+        Check {
+            id: "acp.prompt.cancel",
+            requirement: "session/cancel during a prompt turn ends it with stopReason \"cancelled\", never with an error.",
+            level: Level::Must,
+            quote: "After all ongoing operations have been successfully aborted and pending updates have been sent, the Agent MUST respond to the original session/prompt request with the cancelled stop reason.",
+            section: "acp:prompt-turn#cancellation",
+            revs: ONLY_V1,
+            capability: None,
+            kind: active!(cancel),
+        },
+    ]
+}
+
+/// Looks an ACP check up by id.
+pub fn find(id: &str) -> Option<Check> {
+    catalogue().into_iter().find(|c| c.id == id)
+}

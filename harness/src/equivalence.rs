@@ -1,0 +1,713 @@
+//! The `equivalence` profile: the same tool call through every surface gives the same outcome
+//! (`DESIGN.md`, "The outcome model"; `docs/equivalence.md`).
+//!
+//! Surfaces: MCP stdio in each era the server speaks (one per era), and ACP through the
+//! target's tool extension method. Every case starts every surface fresh (a new process each, so
+//! the same seeded state), runs its calls on each in the same order, reads each response into an
+//! outcome ([`crate::outcome`]), and compares every surface with the first one after
+//! normalizing the target's volatile pointers. A mismatch fails the case naming the call, both
+//! surfaces, the differing JSON paths and a unified diff; an envelope of the wrong shape fails
+//! it too.
+//!
+//! Cases:
+//! - `equivalence.scenario.<scenario-id>@equivalence#all`: the `call` steps of each scenario
+//!   (other steps are not tool calls and are passed over);
+//! - `equivalence.generated.<tool>@equivalence#all`: generated calls from the tool's
+//!   `inputSchema` ([`crate::gen`]), valid ones and invalid ones made by mutation, `cases` per
+//!   tool from `seed`; a mismatch is shrunk to a minimal call, printed as a scenario step.
+
+use crate::acp;
+use crate::check::{Finding, Level, Timing, Verdict};
+use crate::mcp::{Client, Era, Reply, MODERN_REVISION};
+use crate::outcome::{self, AcpRules, McpRules};
+use crate::peer::{Peer, PeerSpec};
+use crate::run::{CaseKind, CaseResult};
+use crate::scenario::{Action, Scenario};
+use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The binding of equivalence cases.
+pub const BINDING: &str = "equivalence";
+
+/// The revision slot of equivalence case ids: every surface at once.
+pub const REVISION: &str = "all";
+
+/// Where the outcome model is written.
+pub const SPEC: &str = "docs/equivalence.md#the-outcome-model";
+
+/// The requirement every equivalence case checks.
+pub const QUOTE: &str =
+    "The same call through every surface gives the same outcome: kind, value, refusal code, protocol-error class and warnings.";
+
+/// How to start one surface.
+#[derive(Debug, Clone)]
+pub enum SurfaceSpec {
+    /// MCP stdio at one revision (legacy: `initialize` at it; modern: 2026-07-28).
+    Mcp {
+        /// The command.
+        spec: PeerSpec,
+        /// The revision.
+        revision: String,
+        /// Outcome extraction.
+        rules: McpRules,
+    },
+    /// An ACP agent and its tool method.
+    Acp {
+        /// The command.
+        spec: PeerSpec,
+        /// The tool extension method.
+        method: String,
+        /// Outcome extraction.
+        rules: AcpRules,
+    },
+}
+
+impl SurfaceSpec {
+    /// The label used in reports: `mcp-stdio#<revision>` or `acp#v1`.
+    pub fn label(&self) -> String {
+        match self {
+            SurfaceSpec::Mcp { revision, .. } => format!("mcp-stdio#{revision}"),
+            SurfaceSpec::Acp { .. } => format!("{}#{}", acp::BINDING, acp::REVISION),
+        }
+    }
+}
+
+/// A live surface: a started peer with its session open.
+pub struct LiveSurface {
+    /// The label ([`SurfaceSpec::label`]).
+    pub label: String,
+    spec: SurfaceSpec,
+    client: Client,
+    session: Option<String>,
+}
+
+/// One call's result on one surface.
+#[derive(Debug, Clone)]
+pub struct Called {
+    /// The normalized outcome.
+    pub outcome: Value,
+    /// The whole JSON-RPC response.
+    pub response: Value,
+}
+
+impl LiveSurface {
+    /// Starts the surface and opens its session: MCP legacy `initialize` (+ initialized) at the
+    /// revision, MCP modern nothing, ACP `initialize` at 1 and `session/new` with no MCP servers.
+    ///
+    /// Errors: the peer did not start, or the handshake failed (the text says how).
+    pub async fn open(spec: &SurfaceSpec, timing: Timing) -> Result<LiveSurface, String> {
+        let label = spec.label();
+        let (peer_spec, era, revision) = match spec {
+            SurfaceSpec::Mcp { spec, revision, .. } => (spec, Era::of(revision), revision.clone()),
+            SurfaceSpec::Acp { spec, .. } => (spec, Era::Legacy, acp::REVISION.to_string()),
+        };
+        let peer = Peer::spawn(peer_spec).map_err(|e| format!("{label}: {e}"))?;
+        let mut client = Client::new(peer, era, &revision, timing.message);
+        let mut session = None;
+        match spec {
+            SurfaceSpec::Mcp { revision, .. } if era == Era::Legacy => {
+                let r = client
+                    .initialize(revision)
+                    .await
+                    .map_err(|e| format!("{label}: {e}"))?;
+                let got = r
+                    .result()
+                    .and_then(|x| x.get("protocolVersion"))
+                    .and_then(Value::as_str);
+                if got != Some(revision.as_str()) {
+                    let _ = client.peer.shutdown(timing.grace).await;
+                    return Err(format!("{label}: initialize failed: {}", r.describe()));
+                }
+            }
+            SurfaceSpec::Mcp { .. } => {}
+            SurfaceSpec::Acp { .. } => {
+                client = acp::as_acp(client);
+                let r = client
+                    .request("initialize", acp::initialize_params(acp::PROTOCOL_VERSION))
+                    .await
+                    .map_err(|e| format!("{label}: {e}"))?;
+                if r.result().is_none() {
+                    let _ = client.peer.shutdown(timing.grace).await;
+                    return Err(format!("{label}: initialize failed: {}", r.describe()));
+                }
+                let r = acp::new_session(&mut client, json!([]))
+                    .await
+                    .map_err(|e| format!("{label}: {e}"))?;
+                session = acp::session_id(&r);
+                if session.is_none() {
+                    let _ = client.peer.shutdown(timing.grace).await;
+                    return Err(format!("{label}: session/new failed: {}", r.describe()));
+                }
+            }
+        }
+        Ok(LiveSurface {
+            label,
+            spec: spec.clone(),
+            client,
+            session,
+        })
+    }
+
+    /// Calls a tool and reads the outcome.
+    ///
+    /// Errors: the request could not be written, or no response arrived (timeout, EOF).
+    pub async fn call(&mut self, name: &str, arguments: &Value) -> Result<Called, String> {
+        let reply = match &self.spec {
+            SurfaceSpec::Mcp { .. } => {
+                self.client
+                    .request("tools/call", json!({"name": name, "arguments": arguments}))
+                    .await
+            }
+            SurfaceSpec::Acp { method, .. } => {
+                let method = method.clone();
+                acp::tool_call(
+                    &mut self.client,
+                    &method,
+                    self.session.as_deref(),
+                    name,
+                    arguments,
+                )
+                .await
+            }
+        }
+        .map_err(|e| format!("{}: {e}", self.label))?;
+        let response = match reply {
+            Reply::Message(v) => v,
+            other => return Err(format!("{}: {name}: {}", self.label, other.describe())),
+        };
+        let outcome = match &self.spec {
+            SurfaceSpec::Mcp { rules, .. } => outcome::from_mcp(&response, rules),
+            SurfaceSpec::Acp { rules, .. } => outcome::from_acp(&response, rules),
+        };
+        Ok(Called { outcome, response })
+    }
+
+    /// The tools the surface lists (MCP only; every page). Errors: a page failed.
+    pub async fn list_tools(&mut self) -> Result<Vec<Value>, String> {
+        let mut tools = Vec::new();
+        let mut cursor: Option<Value> = None;
+        for _ in 0..100 {
+            let params = match &cursor {
+                Some(c) => json!({"cursor": c}),
+                None => json!({}),
+            };
+            let r = self
+                .client
+                .request("tools/list", params)
+                .await
+                .map_err(|e| e.to_string())?;
+            let Some(res) = r.result() else {
+                return Err(format!("tools/list failed: {}", r.describe()));
+            };
+            if let Some(a) = res.get("tools").and_then(Value::as_array) {
+                tools.extend(a.iter().cloned());
+            }
+            cursor = res.get("nextCursor").cloned().filter(|c| !c.is_null());
+            if cursor.is_none() {
+                break;
+            }
+        }
+        Ok(tools)
+    }
+
+    /// Shuts the peer down.
+    pub async fn close(mut self, timing: Timing) {
+        let _ = self.client.peer.shutdown(timing.grace).await;
+    }
+}
+
+/// What equivalence compares and how.
+#[derive(Debug, Clone, Default)]
+pub struct Plan {
+    /// The surfaces, in order (the first is the baseline).
+    pub surfaces: Vec<SurfaceSpec>,
+    /// Volatile pointers into the outcome.
+    pub volatile: Vec<String>,
+    /// Compare messages too.
+    pub compare_messages: bool,
+    /// Tools that get fresh peers per generated case.
+    pub stateful: Vec<String>,
+    /// Tools to generate for (empty: all).
+    pub tools: Vec<String>,
+    /// Generated cases per tool (0: no generated cases).
+    pub cases: u32,
+    /// Generator seed.
+    pub seed: u64,
+    /// The target serves the bundled reference (reference-only scenarios run).
+    pub reference: bool,
+}
+
+/// Compares one call's results on every surface with the first; `None` when all agree.
+pub fn compare(plan: &Plan, call: &str, results: &[(String, Called)]) -> Option<String> {
+    let mut problems = Vec::new();
+    for (label, c) in results {
+        let mcp = label.starts_with("mcp");
+        for p in outcome::envelope_problems(&c.response, mcp) {
+            problems.push(format!("{call}: {label}: envelope: {p}"));
+        }
+    }
+    let (base_label, base) = results.first()?;
+    let a = outcome::comparable(&base.outcome, &plan.volatile, plan.compare_messages);
+    for (label, c) in results.iter().skip(1) {
+        let b = outcome::comparable(&c.outcome, &plan.volatile, plan.compare_messages);
+        if a != b {
+            let paths = outcome::differing_paths(&a, &b);
+            problems.push(format!(
+                "{call}: {base_label} and {label} differ at {}\n{}",
+                paths.join(", "),
+                outcome::unified_diff(&a, &b, base_label, label)
+            ));
+        }
+    }
+    if problems.is_empty() {
+        None
+    } else {
+        Some(problems.join("\n"))
+    }
+}
+
+fn call_text(name: &str, arguments: &Value) -> String {
+    format!("{name} {}", crate::util::clip(&arguments.to_string(), 200))
+}
+
+async fn open_all(plan: &Plan, timing: Timing) -> Result<Vec<LiveSurface>, String> {
+    let mut out = Vec::new();
+    for s in &plan.surfaces {
+        match LiveSurface::open(s, timing).await {
+            Ok(l) => out.push(l),
+            Err(e) => {
+                close_all(out, timing).await;
+                return Err(e);
+            }
+        }
+    }
+    Ok(out)
+}
+
+async fn close_all(surfaces: Vec<LiveSurface>, timing: Timing) {
+    for s in surfaces {
+        s.close(timing).await;
+    }
+}
+
+/// Runs one call on every surface and compares. `Err` holds the failure text.
+async fn call_all(
+    plan: &Plan,
+    surfaces: &mut [LiveSurface],
+    name: &str,
+    arguments: &Value,
+) -> Result<Vec<String>, String> {
+    let mut results = Vec::new();
+    let mut ev = Vec::new();
+    for s in surfaces.iter_mut() {
+        let c = s.call(name, arguments).await?;
+        ev.push(format!(
+            "{}: {}",
+            s.label,
+            crate::util::clip(&c.outcome.to_string(), 240)
+        ));
+        results.push((s.label.clone(), c));
+    }
+    match compare(plan, &call_text(name, arguments), &results) {
+        None => Ok(ev),
+        Some(m) => Err(m),
+    }
+}
+
+fn result(
+    check: &str,
+    id: String,
+    requirement: String,
+    verdict: Verdict,
+    message: String,
+    evidence: Vec<String>,
+    ms: u64,
+) -> CaseResult {
+    CaseResult {
+        id,
+        kind: CaseKind::Active,
+        check: check.into(),
+        binding: BINDING.into(),
+        revision: REVISION.into(),
+        spec: SPEC.into(),
+        level: Level::Must.as_str().into(),
+        quote: QUOTE.into(),
+        requirement,
+        verdict,
+        message,
+        evidence,
+        duration_ms: ms,
+    }
+}
+
+/// The case id of a scenario's equivalence case.
+pub fn scenario_case_id(scenario: &Scenario) -> String {
+    format!("equivalence.scenario.{}@{BINDING}#{REVISION}", scenario.id)
+}
+
+/// The case id of a tool's generated equivalence case.
+pub fn generated_case_id(tool: &str) -> String {
+    format!("equivalence.generated.{tool}@{BINDING}#{REVISION}")
+}
+
+/// The tool calls of a scenario, in order.
+pub fn scenario_calls(s: &Scenario) -> Vec<(String, Value)> {
+    s.steps
+        .iter()
+        .filter_map(|st| match &st.action {
+            Action::Call {
+                name, arguments, ..
+            } => Some((name.clone(), arguments.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Runs one scenario's calls through every surface.
+pub async fn run_scenario(plan: &Plan, scenario: &Scenario, timing: Timing) -> CaseResult {
+    let t0 = Instant::now();
+    let id = scenario_case_id(scenario);
+    let req = format!(
+        "Every tool call of scenario {} gives the same outcome on every surface.",
+        scenario.id
+    );
+    let done = |v: Verdict, m: String, ev: Vec<String>| {
+        result(
+            "equivalence.scenario",
+            id.clone(),
+            req.clone(),
+            v,
+            m,
+            ev,
+            t0.elapsed().as_millis() as u64,
+        )
+    };
+    if scenario.reference_only && !plan.reference {
+        return done(
+            Verdict::Skip,
+            "the scenario runs only against the bundled reference (targets: [reference])".into(),
+            Vec::new(),
+        );
+    }
+    let body = async {
+        let mut surfaces = match open_all(plan, timing).await {
+            Ok(s) => s,
+            Err(e) => return (Verdict::NotRun, e, Vec::new()),
+        };
+        let mut ev = Vec::new();
+        let mut out = (Verdict::Pass, String::new(), Vec::new());
+        for (i, (name, args)) in scenario_calls(scenario).iter().enumerate() {
+            match call_all(plan, &mut surfaces, name, args).await {
+                Ok(lines) => ev.extend(lines),
+                Err(m) => {
+                    ev.push(format!("call {i}: {}", call_text(name, args)));
+                    out = (Verdict::Fail, m, ev.clone());
+                    break;
+                }
+            }
+        }
+        close_all(surfaces, timing).await;
+        if out.0 == Verdict::Pass {
+            out.2 = ev;
+        }
+        out
+    };
+    match tokio::time::timeout(timing.case, body).await {
+        Ok((v, m, ev)) => done(v, m, ev),
+        Err(_) => done(
+            Verdict::Timeout,
+            format!(
+                "the case ran past its {} ms deadline",
+                timing.case.as_millis()
+            ),
+            Vec::new(),
+        ),
+    }
+}
+
+/// Lists the tools through the first MCP surface (or says why it cannot).
+pub async fn discover_tools(plan: &Plan, timing: Timing) -> Result<Vec<Value>, String> {
+    let Some(spec) = plan
+        .surfaces
+        .iter()
+        .find(|s| matches!(s, SurfaceSpec::Mcp { .. }))
+    else {
+        return Err("generated equivalence reads each tool's inputSchema from MCP tools/list; the target has no MCP surface".into());
+    };
+    let mut s = LiveSurface::open(spec, timing).await?;
+    let tools = s.list_tools().await;
+    s.close(timing).await;
+    tools
+}
+
+/// Runs generated equivalence for one tool: `plan.cases` calls from its `inputSchema`, through
+/// every surface; shrinks a mismatch and prints it as a scenario step.
+pub async fn run_generated(plan: Arc<Plan>, tool: Value, timing: Timing) -> CaseResult {
+    let t0 = Instant::now();
+    let name = tool
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let id = generated_case_id(&name);
+    let req = format!(
+        "Generated calls of {name} (valid, and invalid by mutation) give the same outcome on every surface."
+    );
+    let schema = tool
+        .get("inputSchema")
+        .cloned()
+        .unwrap_or_else(|| json!({"type": "object"}));
+    let stateful = plan.stateful.contains(&name);
+    let handle = tokio::runtime::Handle::current();
+    let shared = if stateful {
+        None
+    } else {
+        match open_all(&plan, timing).await {
+            Ok(s) => Some(Arc::new(tokio::sync::Mutex::new(s))),
+            Err(e) => {
+                return result(
+                    "equivalence.generated",
+                    id,
+                    req,
+                    Verdict::NotRun,
+                    e,
+                    Vec::new(),
+                    t0.elapsed().as_millis() as u64,
+                )
+            }
+        }
+    };
+    let config = crate::gen::GenConfig {
+        seed: plan.seed,
+        cases: plan.cases,
+        ..crate::gen::GenConfig::default()
+    };
+    let plan2 = plan.clone();
+    let shared2 = shared.clone();
+    let tool_name = name.clone();
+    // proptest's runner is synchronous: it runs on a blocking thread and drives the async peers
+    // through the runtime's handle (never a nested runtime).
+    let report = tokio::task::spawn_blocking(move || {
+        let strategy = crate::gen::arguments(&schema);
+        crate::gen::run(&config, strategy, |g| {
+            handle.block_on(async {
+                match &shared2 {
+                    Some(s) => {
+                        let mut guard = s.lock().await;
+                        call_all(&plan2, &mut guard, &tool_name, &g.arguments)
+                            .await
+                            .map(|_| ())
+                    }
+                    None => {
+                        let mut fresh = open_all(&plan2, timing).await?;
+                        let r = call_all(&plan2, &mut fresh, &tool_name, &g.arguments)
+                            .await
+                            .map(|_| ());
+                        close_all(fresh, timing).await;
+                        r
+                    }
+                }
+            })
+        })
+    })
+    .await;
+    if let Some(s) = shared {
+        if let Ok(m) = Arc::try_unwrap(s) {
+            close_all(m.into_inner(), timing).await;
+        }
+    }
+    let ms = t0.elapsed().as_millis() as u64;
+    let seed_line = format!(
+        "seed {} · {} case(s) · {}",
+        plan.seed,
+        plan.cases,
+        if stateful {
+            "fresh peers per case (stateful)"
+        } else {
+            "shared peers"
+        }
+    );
+    match report {
+        Err(e) => result(
+            "equivalence.generated",
+            id,
+            req,
+            Verdict::Fail,
+            format!("internal error: the generator task failed: {e}"),
+            vec![seed_line],
+            ms,
+        ),
+        Ok(r) => match r.failure {
+            None => result(
+                "equivalence.generated",
+                id,
+                req,
+                Verdict::Pass,
+                String::new(),
+                vec![
+                    seed_line,
+                    format!("{} generated call(s) agreed", r.cases_run),
+                ],
+                ms,
+            ),
+            Some(f) => {
+                let step = crate::gen::scenario_step(&name, &f.minimal);
+                let mut ev = vec![
+                    seed_line,
+                    format!("minimal call (paste into a scenario's steps): {step}"),
+                ];
+                if let Some(o) = &f.original {
+                    ev.push(format!(
+                        "first failing call before shrinking: {}",
+                        crate::gen::scenario_step(&name, o)
+                    ));
+                }
+                result(
+                    "equivalence.generated",
+                    id,
+                    req,
+                    Verdict::Fail,
+                    format!(
+                        "a generated call of {name} differs between surfaces (shrunk; rerun with --seed {}): {}",
+                        plan.seed, f.message
+                    ),
+                    ev,
+                    ms,
+                )
+            }
+        },
+    }
+}
+
+/// The surfaces of a target: one MCP surface per era it speaks (as `eras` selects), then ACP.
+pub async fn surfaces_of(
+    target: &crate::target::Target,
+    timing: Timing,
+    line_cap: usize,
+) -> Result<(Vec<SurfaceSpec>, Vec<String>), String> {
+    let mut out = Vec::new();
+    let mut notes = Vec::new();
+    if let Some(m) = &target.mcp {
+        let mut spec = PeerSpec::from_command_line(&m.command)
+            .map_err(|e| format!("surfaces.mcp.command: {e}"))?;
+        spec.line_cap = line_cap;
+        let mt = crate::check::McpTarget::new(m.command.clone(), spec.clone());
+        let (support, _, _) = crate::run::detect_eras(&mt, timing).await;
+        use crate::run::EraSel;
+        if matches!(m.eras, EraSel::Legacy | EraSel::All) {
+            if let Some(rev) = &support.legacy {
+                out.push(SurfaceSpec::Mcp {
+                    spec: spec.clone(),
+                    revision: rev.clone(),
+                    rules: m.rules.clone(),
+                });
+            }
+        }
+        if matches!(m.eras, EraSel::Modern | EraSel::All) && support.modern {
+            out.push(SurfaceSpec::Mcp {
+                spec: spec.clone(),
+                revision: MODERN_REVISION.into(),
+                rules: m.rules.clone(),
+            });
+        }
+        if out.is_empty() {
+            notes.push(format!(
+                "equivalence: the MCP surface answered neither initialize nor server/discover: {}",
+                support.notes.join("; ")
+            ));
+        }
+    }
+    if let Some(a) = &target.acp {
+        let mut spec = PeerSpec::from_command_line(&a.command)
+            .map_err(|e| format!("surfaces.acp.command: {e}"))?;
+        spec.line_cap = line_cap;
+        out.push(SurfaceSpec::Acp {
+            spec,
+            method: a.tool_method.clone(),
+            rules: a.rules.clone(),
+        });
+    }
+    Ok((out, notes))
+}
+
+/// A finding-shaped summary for callers that need one (selftest).
+pub fn finding_of(r: &CaseResult) -> Finding {
+    match r.verdict {
+        Verdict::Pass => Finding::pass(r.evidence.clone()),
+        _ => Finding::violated(r.message.clone(), r.evidence.clone()),
+    }
+}
+
+/// Runs the equivalence profile: one case per scenario with tool calls, then one generated case
+/// per tool (when `plan.cases > 0`), at most `jobs` at a time, filtered by `selected` on case ids.
+/// Fewer than two surfaces leaves nothing to compare: no cases, and a note says why.
+pub async fn run(
+    plan: Plan,
+    scenarios: &[Arc<Scenario>],
+    timing: Timing,
+    jobs: usize,
+    selected: &(dyn Fn(&str) -> bool + Sync),
+) -> (Vec<CaseResult>, Vec<String>) {
+    let mut notes = Vec::new();
+    if plan.surfaces.len() < 2 {
+        notes.push(format!(
+            "equivalence needs at least two surfaces; the target has {}",
+            plan.surfaces.len()
+        ));
+        return (Vec::new(), notes);
+    }
+    notes.push(format!(
+        "equivalence surfaces: {}; generated: seed {}, {} case(s) per tool",
+        plan.surfaces
+            .iter()
+            .map(SurfaceSpec::label)
+            .collect::<Vec<_>>()
+            .join(", "),
+        plan.seed,
+        plan.cases
+    ));
+    let plan = Arc::new(plan);
+    let sem = Arc::new(tokio::sync::Semaphore::new(jobs.max(1)));
+    let mut handles = Vec::new();
+    for s in scenarios {
+        if scenario_calls(s).is_empty() || !selected(&scenario_case_id(s)) {
+            continue;
+        }
+        let (plan, s, sem) = (plan.clone(), s.clone(), sem.clone());
+        handles.push(tokio::spawn(async move {
+            let _permit = sem.acquire().await;
+            run_scenario(&plan, &s, timing).await
+        }));
+    }
+    if plan.cases > 0 {
+        match discover_tools(&plan, timing).await {
+            Err(e) => notes.push(format!("generated equivalence did not run: {e}")),
+            Ok(tools) => {
+                for tool in tools {
+                    let name = tool.get("name").and_then(Value::as_str).unwrap_or("");
+                    if (!plan.tools.is_empty() && !plan.tools.iter().any(|t| t == name))
+                        || !selected(&generated_case_id(name))
+                    {
+                        continue;
+                    }
+                    let (plan, sem) = (plan.clone(), sem.clone());
+                    handles.push(tokio::spawn(async move {
+                        let _permit = sem.acquire().await;
+                        run_generated(plan, tool, timing).await
+                    }));
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for h in handles {
+        match h.await {
+            Ok(r) => out.push(r),
+            Err(e) => notes.push(format!(
+                "internal error: an equivalence case's task failed: {e}"
+            )),
+        }
+    }
+    (out, notes)
+}

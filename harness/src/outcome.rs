@@ -1,0 +1,368 @@
+//! The outcome model of equivalence (`DESIGN.md`, "The outcome model"): one tool call through
+//! any surface becomes one normalized outcome, a JSON object of one of four shapes:
+//!
+//! ```json
+//! {"outcome": "ok", "value": <any>, "warnings": [<string>…]}
+//! {"outcome": "refused", "code": "<catalogue code>", "message": "…", "warnings": […]}
+//! {"outcome": "tool_error", "message": "…", "warnings": […]}
+//! {"outcome": "protocol_error", "code": <JSON-RPC code or its mapped class>, "message": "…"}
+//! ```
+//!
+//! Extraction rules are data (the target file's `[surfaces.*.outcome]`), with defaults that fit
+//! the reference:
+//!
+//! - **MCP** (`tools/call`): a JSON-RPC error is `protocol_error` with its code. Otherwise the
+//!   payload is the value at `structured` (default `/structuredContent`), else the text at
+//!   `text` (default `/content/0/text`) parsed as JSON, else that text as a string. A payload
+//!   that is itself an outcome object (a string `outcome` among the four kinds, as the
+//!   reference encodes it) is taken as is; otherwise `isError` (pointer `is_error`, default
+//!   `/isError`) true makes it `tool_error` with the text as message, and false makes it `ok`
+//!   with the payload as value.
+//! - **ACP** (the tool extension method): a JSON-RPC error is `protocol_error`; otherwise the
+//!   payload is the value at `result` (default: the whole result) and is read as above (an
+//!   outcome object, else `ok`).
+//!
+//! Protocol-error codes go through the surface's `errors` map (code → class name) before
+//! comparison, so an unknown tool may be −32602 on one surface and −32601 on another and still
+//! match when both map to the same class. The envelope (ids, `content`, `_meta`, `isError`) is
+//! stripped; [`envelope_problems`] judges its shape separately.
+
+use serde_json::{json, Map, Value};
+use similar::TextDiff;
+use std::collections::BTreeMap;
+
+/// The four outcome kinds.
+pub const KINDS: [&str; 4] = ["ok", "refused", "tool_error", "protocol_error"];
+
+/// Extraction rules of an MCP surface (JSON pointers into the `tools/call` result).
+#[derive(Debug, Clone, PartialEq)]
+pub struct McpRules {
+    /// Where the structured payload sits; default `/structuredContent`.
+    pub structured: String,
+    /// Where the text payload sits; default `/content/0/text`.
+    pub text: String,
+    /// Where the error flag sits; default `/isError`.
+    pub is_error: String,
+    /// JSON-RPC error code → class name, for comparison.
+    pub errors: BTreeMap<i64, String>,
+}
+
+impl Default for McpRules {
+    fn default() -> Self {
+        McpRules {
+            structured: "/structuredContent".into(),
+            text: "/content/0/text".into(),
+            is_error: "/isError".into(),
+            errors: BTreeMap::new(),
+        }
+    }
+}
+
+/// Extraction rules of an ACP surface.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct AcpRules {
+    /// Where the outcome sits in the tool method's result; default `""` (the whole result).
+    pub result: String,
+    /// JSON-RPC error code → class name, for comparison.
+    pub errors: BTreeMap<i64, String>,
+}
+
+fn protocol_error(err: &Value, errors: &BTreeMap<i64, String>) -> Value {
+    let code = err.get("code").and_then(Value::as_i64);
+    let class = match code {
+        Some(c) => errors.get(&c).map(|s| json!(s)).unwrap_or_else(|| json!(c)),
+        None => Value::Null,
+    };
+    json!({
+        "outcome": "protocol_error",
+        "code": class,
+        "message": err.get("message").cloned().unwrap_or(Value::Null),
+    })
+}
+
+/// The payload as an outcome object when it is one (a string `outcome` among [`KINDS`]), with
+/// `warnings` defaulted to `[]`.
+fn as_outcome(payload: &Value) -> Option<Value> {
+    let o = payload.as_object()?;
+    let kind = o.get("outcome")?.as_str()?;
+    if !KINDS.contains(&kind) {
+        return None;
+    }
+    let mut out = Map::new();
+    out.insert("outcome".into(), json!(kind));
+    for k in ["value", "code", "message"] {
+        if let Some(v) = o.get(k) {
+            out.insert(k.into(), v.clone());
+        }
+    }
+    if kind != "protocol_error" {
+        out.insert(
+            "warnings".into(),
+            o.get("warnings").cloned().unwrap_or_else(|| json!([])),
+        );
+    }
+    Some(Value::Object(out))
+}
+
+/// The outcome of an MCP `tools/call` response message (the whole JSON-RPC message).
+pub fn from_mcp(message: &Value, rules: &McpRules) -> Value {
+    if let Some(err) = message.get("error") {
+        return protocol_error(err, &rules.errors);
+    }
+    let Some(result) = message.get("result") else {
+        return json!({"outcome": "protocol_error", "code": null, "message": "no result and no error"});
+    };
+    let text = result
+        .pointer(&rules.text)
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let payload = result
+        .pointer(&rules.structured)
+        .cloned()
+        .or_else(|| {
+            text.as_deref()
+                .map(|t| serde_json::from_str(t).unwrap_or_else(|_| json!(t)))
+        })
+        .unwrap_or(Value::Null);
+    if let Some(o) = as_outcome(&payload) {
+        return o;
+    }
+    let is_error = result
+        .pointer(&rules.is_error)
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    if is_error {
+        json!({"outcome": "tool_error", "message": text.unwrap_or_default(), "warnings": []})
+    } else {
+        json!({"outcome": "ok", "value": payload, "warnings": []})
+    }
+}
+
+/// The outcome of an ACP tool-method response message (the whole JSON-RPC message).
+pub fn from_acp(message: &Value, rules: &AcpRules) -> Value {
+    if let Some(err) = message.get("error") {
+        return protocol_error(err, &rules.errors);
+    }
+    let Some(result) = message.get("result") else {
+        return json!({"outcome": "protocol_error", "code": null, "message": "no result and no error"});
+    };
+    let payload = result
+        .pointer(&rules.result)
+        .cloned()
+        .unwrap_or(Value::Null);
+    as_outcome(&payload)
+        .unwrap_or_else(|| json!({"outcome": "ok", "value": payload, "warnings": []}))
+}
+
+/// Problems with the shape of a response envelope, judged apart from the outcome: an MCP
+/// `tools/call` result needs a `content` array and a boolean or absent `isError`; an ACP result
+/// must be a JSON value (any), and an error on either surface needs an integer `code` and a
+/// string `message`.
+pub fn envelope_problems(message: &Value, mcp: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(err) = message.get("error") {
+        if !err.get("code").is_some_and(Value::is_i64) {
+            out.push("error.code must be an integer".into());
+        }
+        if !err.get("message").is_some_and(Value::is_string) {
+            out.push("error.message must be a string".into());
+        }
+        return out;
+    }
+    let Some(result) = message.get("result") else {
+        out.push("the response has neither result nor error".into());
+        return out;
+    };
+    if mcp {
+        if !result.get("content").is_some_and(Value::is_array) {
+            out.push("result.content must be an array".into());
+        }
+        if result.get("isError").is_some_and(|v| !v.is_boolean()) {
+            out.push("result.isError must be a boolean".into());
+        }
+    }
+    out
+}
+
+/// What is compared: the kind plus `value` and `warnings` (ok), `code` and `warnings`
+/// (refused), `code` (protocol_error); messages only when `messages` is set. Values at the
+/// `volatile` pointers are replaced by `"<volatile>"` (pointers that do not resolve are
+/// ignored).
+pub fn comparable(outcome: &Value, volatile: &[String], messages: bool) -> Value {
+    let kind = outcome.get("outcome").and_then(Value::as_str).unwrap_or("");
+    let keep: &[&str] = match kind {
+        "ok" => &["outcome", "value", "warnings"],
+        "refused" => &["outcome", "code", "warnings"],
+        "tool_error" => &["outcome", "warnings"],
+        "protocol_error" => &["outcome", "code"],
+        _ => &["outcome"],
+    };
+    let mut out = Map::new();
+    for k in keep {
+        if let Some(v) = outcome.get(*k) {
+            out.insert((*k).into(), v.clone());
+        }
+    }
+    if messages && kind != "ok" {
+        if let Some(m) = outcome.get("message") {
+            out.insert("message".into(), m.clone());
+        }
+    }
+    let mut v = Value::Object(out);
+    for p in volatile {
+        if let Some(slot) = v.pointer_mut(p) {
+            *slot = json!("<volatile>");
+        }
+    }
+    v
+}
+
+/// The JSON pointers at which two values differ (an array of a different length differs at the
+/// array; a member present on one side only differs at the member).
+pub fn differing_paths(a: &Value, b: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    diff_into(a, b, String::new(), &mut out);
+    out
+}
+
+fn escape(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+fn diff_into(a: &Value, b: &Value, path: String, out: &mut Vec<String>) {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let mut keys: Vec<&String> = x.keys().chain(y.keys()).collect();
+            keys.sort();
+            keys.dedup();
+            for k in keys {
+                let p = format!("{path}/{}", escape(k));
+                match (x.get(k), y.get(k)) {
+                    (Some(u), Some(v)) => diff_into(u, v, p, out),
+                    _ => out.push(p),
+                }
+            }
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+            for (i, (u, v)) in x.iter().zip(y).enumerate() {
+                diff_into(u, v, format!("{path}/{i}"), out);
+            }
+        }
+        _ if a == b => {}
+        _ => out.push(if path.is_empty() { "/".into() } else { path }),
+    }
+}
+
+/// A unified diff of the pretty JSON of two values, labelled with the two surfaces.
+pub fn unified_diff(a: &Value, b: &Value, label_a: &str, label_b: &str) -> String {
+    let x = serde_json::to_string_pretty(a).unwrap_or_default() + "\n";
+    let y = serde_json::to_string_pretty(b).unwrap_or_default() + "\n";
+    TextDiff::from_lines(&x, &y)
+        .unified_diff()
+        .context_radius(3)
+        .header(label_a, label_b)
+        .to_string()
+}
+
+/// Whether `p` is a JSON pointer (RFC 6901): empty, or `/`-separated tokens where `~` is
+/// followed only by `0` or `1`.
+pub fn valid_pointer(p: &str) -> bool {
+    if p.is_empty() {
+        return true;
+    }
+    if !p.starts_with('/') {
+        return false;
+    }
+    let b = p.as_bytes();
+    b.iter()
+        .enumerate()
+        .all(|(i, c)| *c != b'~' || matches!(b.get(i + 1), Some(b'0') | Some(b'1')))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mcp_reference_encoding_is_read_as_the_outcome() {
+        let msg = json!({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"x"}],
+            "structuredContent":{"outcome":"refused","code":"NOT_FOUND","message":"m","warnings":[]},"isError":true}});
+        let o = from_mcp(&msg, &McpRules::default());
+        assert_eq!(o["outcome"], "refused");
+        assert_eq!(o["code"], "NOT_FOUND");
+    }
+
+    #[test]
+    fn mcp_plain_results_become_ok_or_tool_error() {
+        let ok = json!({"result":{"content":[{"type":"text","text":"{\"a\":1}"}]}});
+        assert_eq!(from_mcp(&ok, &McpRules::default())["value"], json!({"a":1}));
+        let text = json!({"result":{"content":[{"type":"text","text":"hello"}]}});
+        assert_eq!(
+            from_mcp(&text, &McpRules::default())["value"],
+            json!("hello")
+        );
+        let err = json!({"result":{"content":[{"type":"text","text":"boom"}],"isError":true}});
+        let o = from_mcp(&err, &McpRules::default());
+        assert_eq!(o["outcome"], "tool_error");
+        assert_eq!(o["message"], "boom");
+    }
+
+    #[test]
+    fn protocol_errors_map_through_the_class_table() {
+        let mut rules = AcpRules::default();
+        rules.errors.insert(-32601, "unknown_tool".into());
+        let o = from_acp(&json!({"error":{"code":-32601,"message":"x"}}), &rules);
+        assert_eq!(o["code"], "unknown_tool");
+        let o = from_acp(&json!({"error":{"code":-32602,"message":"x"}}), &rules);
+        assert_eq!(o["code"], -32602);
+    }
+
+    #[test]
+    fn acp_result_pointer_selects_the_outcome() {
+        let rules = AcpRules {
+            result: "/outcome".into(),
+            ..AcpRules::default()
+        };
+        let msg = json!({"result":{"outcome":{"outcome":"ok","value":3}}});
+        assert_eq!(from_acp(&msg, &rules)["value"], 3);
+        let plain = json!({"result":{"n":3}});
+        assert_eq!(
+            from_acp(&plain, &AcpRules::default())["value"],
+            json!({"n":3})
+        );
+    }
+
+    #[test]
+    fn comparison_ignores_volatile_values_and_messages() {
+        let a = json!({"outcome":"ok","value":{"since_ms":1,"label":"active"},"warnings":[]});
+        let b = json!({"outcome":"ok","value":{"since_ms":2,"label":"active"},"warnings":[]});
+        let v = vec!["/value/since_ms".to_string()];
+        assert_eq!(comparable(&a, &v, false), comparable(&b, &v, false));
+        assert_eq!(
+            differing_paths(&comparable(&a, &[], false), &comparable(&b, &[], false)),
+            vec!["/value/since_ms"]
+        );
+        let r1 = json!({"outcome":"refused","code":"X","message":"one","warnings":[]});
+        let r2 = json!({"outcome":"refused","code":"X","message":"two","warnings":[]});
+        assert_eq!(comparable(&r1, &[], false), comparable(&r2, &[], false));
+        assert_ne!(comparable(&r1, &[], true), comparable(&r2, &[], true));
+    }
+
+    #[test]
+    fn differing_paths_name_members_and_arrays() {
+        let a = json!({"x":[1,2],"y":{"a~b/c":1},"z":1});
+        let b = json!({"x":[1,3],"y":{"a~b/c":2}});
+        assert_eq!(differing_paths(&a, &b), vec!["/x/1", "/y/a~0b~1c", "/z"]);
+        assert!(unified_diff(&a, &b, "mcp", "acp").contains("--- mcp"));
+    }
+
+    #[test]
+    fn pointers_are_validated() {
+        assert!(valid_pointer(""));
+        assert!(valid_pointer("/a/~0/~1"));
+        assert!(!valid_pointer("a"));
+        assert!(!valid_pointer("/a~2"));
+        assert!(!valid_pointer("/a~"));
+    }
+}

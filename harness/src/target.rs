@@ -1,0 +1,589 @@
+//! The target file, format version 1 (`parity.toml`; `docs/target.md`).
+//!
+//! A target names the surfaces of one tool backend, the profiles to run, the outcome extraction
+//! rules per surface, and the deadlines:
+//!
+//! ```toml
+//! version = 1
+//! name = "realm"
+//! profiles = ["mcp", "acp", "equivalence"]   # default: every profile its surfaces allow
+//!
+//! [timeouts]                  # milliseconds; defaults 5000 / 30000 / 300
+//! message_ms = 5000
+//! case_ms = 30000
+//! silence_ms = 300
+//!
+//! [surfaces.mcp]
+//! command = "node dist/mcp.js"
+//! eras = "all"                # legacy | modern | all
+//! [surfaces.mcp.outcome]      # JSON pointers into the tools/call result
+//! structured = "/structuredContent"
+//! text = "/content/0/text"
+//! is_error = "/isError"
+//! [surfaces.mcp.errors]       # JSON-RPC code → class, for equivalence
+//! "-32602" = "invalid_call"
+//!
+//! [surfaces.acp]
+//! command = "node dist/acp.js"
+//! tool_method = "_realm/tool"
+//! result = ""                 # pointer to the outcome in the tool method's result
+//! cancel_prompt = "wait_for_cancel"
+//!
+//! [equivalence]
+//! volatile = ["/value/since_ms"]   # pointers into the outcome, normalized before comparing
+//! stateful = ["write_file"]       # tools that get a fresh peer per generated case
+//! cases = 100
+//! seed = 7
+//! ```
+//!
+//! Every table is closed: an unknown key, a wrong type, an invalid JSON pointer or an unknown
+//! profile is a [`TargetError`] naming the file, line, column and key.
+
+use crate::outcome::{valid_pointer, AcpRules, McpRules};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+/// The profiles a target may name.
+pub const PROFILES: [&str; 3] = ["mcp", "acp", "equivalence"];
+
+/// A target file error: `file:line:col: key: message`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}:{line}:{col}: {key}: {message}")]
+pub struct TargetError {
+    /// The file as given.
+    pub file: String,
+    /// 1-based line (0 when the file could not be read).
+    pub line: usize,
+    /// 1-based column.
+    pub col: usize,
+    /// The key at fault (`surfaces.acp.tool_method`), or `-` when none applies.
+    pub key: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Raw {
+    version: Spanned<i64>,
+    name: Option<String>,
+    profiles: Option<Vec<Spanned<String>>>,
+    #[serde(default)]
+    timeouts: RawTimeouts,
+    #[serde(default)]
+    surfaces: RawSurfaces,
+    #[serde(default)]
+    equivalence: RawEquivalence,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawTimeouts {
+    message_ms: Option<u64>,
+    case_ms: Option<u64>,
+    silence_ms: Option<u64>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawSurfaces {
+    mcp: Option<RawMcp>,
+    acp: Option<RawAcp>,
+    http: Option<RawHttp>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMcp {
+    command: String,
+    eras: Option<Spanned<String>>,
+    #[serde(default)]
+    reference: bool,
+    #[serde(default)]
+    outcome: RawMcpOutcome,
+    #[serde(default)]
+    errors: BTreeMap<Spanned<String>, String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawMcpOutcome {
+    structured: Option<Spanned<String>>,
+    text: Option<Spanned<String>>,
+    is_error: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAcp {
+    command: String,
+    tool_method: Option<String>,
+    result: Option<Spanned<String>>,
+    cancel_prompt: Option<String>,
+    #[serde(default)]
+    errors: BTreeMap<Spanned<String>, String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHttp {
+    url: Spanned<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawEquivalence {
+    #[serde(default)]
+    volatile: Vec<Spanned<String>>,
+    #[serde(default)]
+    stateful: Vec<String>,
+    #[serde(default)]
+    tools: Vec<String>,
+    cases: Option<u32>,
+    seed: Option<u64>,
+    #[serde(default)]
+    compare_messages: bool,
+}
+
+/// The MCP stdio surface of a target.
+#[derive(Debug, Clone)]
+pub struct McpSurface {
+    /// The command line (split like a shell, no expansion).
+    pub command: String,
+    /// `legacy`, `modern` or `all`.
+    pub eras: crate::run::EraSel,
+    /// The command serves the bundled reference's tools and seeded workspace.
+    pub reference: bool,
+    /// Outcome extraction.
+    pub rules: McpRules,
+}
+
+/// The ACP surface of a target.
+#[derive(Debug, Clone)]
+pub struct AcpSurface {
+    /// The command line.
+    pub command: String,
+    /// The tool extension method; default `_parity/tool`.
+    pub tool_method: String,
+    /// A prompt the agent keeps its turn open for until `session/cancel`.
+    pub cancel_prompt: Option<String>,
+    /// Outcome extraction.
+    pub rules: AcpRules,
+}
+
+/// Equivalence settings.
+#[derive(Debug, Clone, Default)]
+pub struct Equivalence {
+    /// JSON pointers into the outcome whose values are normalized before comparing.
+    pub volatile: Vec<String>,
+    /// Tools that change state: each generated case gets fresh peers.
+    pub stateful: Vec<String>,
+    /// Tools to generate calls for (empty: every tool `tools/list` shows).
+    pub tools: Vec<String>,
+    /// Generated cases per tool (`--cases` overrides); default 100.
+    pub cases: Option<u32>,
+    /// Generator seed (`--seed` overrides); default random, printed in the report.
+    pub seed: Option<u64>,
+    /// Compare the messages of refusals and errors too (default: kinds and codes only).
+    pub compare_messages: bool,
+}
+
+/// A loaded target.
+#[derive(Debug, Clone, Default)]
+pub struct Target {
+    /// Display name.
+    pub name: String,
+    /// Profiles to run (empty: every profile the surfaces allow).
+    pub profiles: Vec<String>,
+    /// Per-message deadline override, milliseconds.
+    pub message_ms: Option<u64>,
+    /// Per-case deadline override, milliseconds.
+    pub case_ms: Option<u64>,
+    /// Silence window override, milliseconds.
+    pub silence_ms: Option<u64>,
+    /// The MCP stdio surface.
+    pub mcp: Option<McpSurface>,
+    /// The ACP surface.
+    pub acp: Option<AcpSurface>,
+    /// Equivalence settings.
+    pub equivalence: Equivalence,
+}
+
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text.as_bytes()[..offset.min(text.len())];
+    let line = before.iter().filter(|b| **b == b'\n').count() + 1;
+    let col = before.iter().rev().take_while(|b| **b != b'\n').count() + 1;
+    (line, col)
+}
+
+/// The dotted key a TOML error message is about, from the text of the line at fault.
+fn key_at(text: &str, line: usize) -> String {
+    let l = text
+        .lines()
+        .nth(line.saturating_sub(1))
+        .unwrap_or("")
+        .trim();
+    if let Some(t) = l.strip_prefix('[') {
+        return t
+            .trim_end_matches(']')
+            .trim_matches(['[', ']'])
+            .trim()
+            .to_string();
+    }
+    match l.split_once('=') {
+        Some((k, _)) => {
+            let k = k.trim().trim_matches('"').to_string();
+            match table_at(text, line) {
+                Some(t) => format!("{t}.{k}"),
+                None => k,
+            }
+        }
+        None => "-".into(),
+    }
+}
+
+/// The table header in force at `line`.
+fn table_at(text: &str, line: usize) -> Option<String> {
+    text.lines()
+        .take(line.saturating_sub(1))
+        .filter_map(|l| {
+            let l = l.trim();
+            l.starts_with('[')
+                .then(|| l.trim_matches(['[', ']']).trim().to_string())
+        })
+        .last()
+}
+
+/// Parses a target file's text. `file` names it in errors.
+///
+/// Errors: TOML syntax, an unknown key, a wrong type, `version` other than 1, an unknown
+/// profile or `eras` value, an invalid JSON pointer, an error-map key that is not an integer,
+/// `[surfaces.http]` (MCP over Streamable HTTP comes with the session-gating facade), or no
+/// surface at all.
+pub fn parse(file: &str, text: &str) -> Result<Target, TargetError> {
+    let err_at = |offset: usize, key: &str, message: String| {
+        let (line, col) = line_col(text, offset);
+        TargetError {
+            file: file.to_string(),
+            line,
+            col,
+            key: key.to_string(),
+            message,
+        }
+    };
+    let raw: Raw = toml::from_str(text).map_err(|e| {
+        let offset = e.span().map(|s| s.start).unwrap_or(0);
+        let (line, _) = line_col(text, offset);
+        err_at(offset, &key_at(text, line), e.message().to_string())
+    })?;
+    if *raw.version.get_ref() != 1 {
+        return Err(err_at(
+            raw.version.span().start,
+            "version",
+            format!(
+                "unsupported version {}; this parity reads version 1",
+                raw.version.get_ref()
+            ),
+        ));
+    }
+    let pointer = |s: &Spanned<String>, key: &str| -> Result<String, TargetError> {
+        if valid_pointer(s.get_ref()) {
+            Ok(s.get_ref().clone())
+        } else {
+            Err(err_at(
+                s.span().start,
+                key,
+                format!(
+                    "{:?} is not a JSON pointer (RFC 6901: empty, or starting with `/`; `~` only as `~0` or `~1`)",
+                    s.get_ref()
+                ),
+            ))
+        }
+    };
+    let codes = |m: &BTreeMap<Spanned<String>, String>,
+                 key: &str|
+     -> Result<BTreeMap<i64, String>, TargetError> {
+        let mut out = BTreeMap::new();
+        for (k, v) in m {
+            let code: i64 = k.get_ref().trim().parse().map_err(|_| {
+                err_at(
+                    k.span().start,
+                    key,
+                    format!(
+                        "{:?} is not a JSON-RPC error code (an integer)",
+                        k.get_ref()
+                    ),
+                )
+            })?;
+            out.insert(code, v.clone());
+        }
+        Ok(out)
+    };
+    let mut target = Target {
+        name: raw.name.clone().unwrap_or_else(|| file.to_string()),
+        message_ms: raw.timeouts.message_ms,
+        case_ms: raw.timeouts.case_ms,
+        silence_ms: raw.timeouts.silence_ms,
+        ..Target::default()
+    };
+    for p in raw.profiles.iter().flatten() {
+        if !PROFILES.contains(&p.get_ref().as_str()) {
+            return Err(err_at(
+                p.span().start,
+                "profiles",
+                format!(
+                    "unknown profile {:?} (known: {})",
+                    p.get_ref(),
+                    PROFILES.join(", ")
+                ),
+            ));
+        }
+        target.profiles.push(p.get_ref().clone());
+    }
+    if let Some(h) = &raw.surfaces.http {
+        return Err(err_at(
+            h.url.span().start,
+            "surfaces.http.url",
+            "MCP over Streamable HTTP is not supported by this parity yet (it arrives with the session-gating facade); remove the table".into(),
+        ));
+    }
+    if let Some(m) = &raw.surfaces.mcp {
+        let eras = match m
+            .eras
+            .as_ref()
+            .map(|e| (e.get_ref().as_str(), e.span().start))
+        {
+            None | Some(("all", _)) => crate::run::EraSel::All,
+            Some(("legacy", _)) => crate::run::EraSel::Legacy,
+            Some(("modern", _)) => crate::run::EraSel::Modern,
+            Some((other, at)) => {
+                return Err(err_at(
+                    at,
+                    "surfaces.mcp.eras",
+                    format!("unknown era selection {other:?} (legacy, modern or all)"),
+                ))
+            }
+        };
+        let d = McpRules::default();
+        let o = &m.outcome;
+        target.mcp = Some(McpSurface {
+            command: m.command.clone(),
+            eras,
+            reference: m.reference,
+            rules: McpRules {
+                structured: match &o.structured {
+                    Some(s) => pointer(s, "surfaces.mcp.outcome.structured")?,
+                    None => d.structured,
+                },
+                text: match &o.text {
+                    Some(s) => pointer(s, "surfaces.mcp.outcome.text")?,
+                    None => d.text,
+                },
+                is_error: match &o.is_error {
+                    Some(s) => pointer(s, "surfaces.mcp.outcome.is_error")?,
+                    None => d.is_error,
+                },
+                errors: codes(&m.errors, "surfaces.mcp.errors")?,
+            },
+        });
+    }
+    if let Some(a) = &raw.surfaces.acp {
+        target.acp = Some(AcpSurface {
+            command: a.command.clone(),
+            tool_method: a
+                .tool_method
+                .clone()
+                .unwrap_or_else(|| crate::acp::DEFAULT_TOOL_METHOD.to_string()),
+            cancel_prompt: a.cancel_prompt.clone(),
+            rules: AcpRules {
+                result: match &a.result {
+                    Some(s) => pointer(s, "surfaces.acp.result")?,
+                    None => String::new(),
+                },
+                errors: codes(&a.errors, "surfaces.acp.errors")?,
+            },
+        });
+    }
+    if target.mcp.is_none() && target.acp.is_none() {
+        return Err(err_at(
+            0,
+            "surfaces",
+            "the target names no surface: add [surfaces.mcp] and/or [surfaces.acp]".into(),
+        ));
+    }
+    let e = &raw.equivalence;
+    let mut volatile = Vec::new();
+    for v in &e.volatile {
+        volatile.push(pointer(v, "equivalence.volatile")?);
+    }
+    target.equivalence = Equivalence {
+        volatile,
+        stateful: e.stateful.clone(),
+        tools: e.tools.clone(),
+        cases: e.cases,
+        seed: e.seed,
+        compare_messages: e.compare_messages,
+    };
+    Ok(target)
+}
+
+/// Reads and parses a target file.
+///
+/// Errors: the file cannot be read (line 0), or any error of [`parse`].
+pub fn load(path: &Path) -> Result<Target, TargetError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| TargetError {
+        file: file.clone(),
+        line: 0,
+        col: 0,
+        key: "-".into(),
+        message: format!("failed to read the target file: {e}"),
+    })?;
+    parse(&file, &text)
+}
+
+/// The bundled reference as a target: `parity reference mcp` and `parity reference acp`, the
+/// `status` tool's `since_ms` declared volatile and `write_file` stateful.
+pub fn reference() -> Target {
+    let exe = std::env::current_exe()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| "parity".into());
+    let quoted = shell_quote(&exe);
+    Target {
+        name: "parity reference".into(),
+        mcp: Some(McpSurface {
+            command: format!("{quoted} reference mcp"),
+            eras: crate::run::EraSel::All,
+            reference: true,
+            rules: McpRules::default(),
+        }),
+        acp: Some(AcpSurface {
+            command: format!("{quoted} reference acp"),
+            tool_method: crate::acp::DEFAULT_TOOL_METHOD.into(),
+            cancel_prompt: Some("wait_for_cancel".into()),
+            rules: AcpRules::default(),
+        }),
+        equivalence: Equivalence {
+            volatile: vec!["/value/since_ms".into()],
+            stateful: vec!["write_file".into()],
+            ..Equivalence::default()
+        },
+        ..Target::default()
+    }
+}
+
+/// Quotes a word for [`crate::peer::split_words`] when it holds spaces or quotes.
+pub fn shell_quote(word: &str) -> String {
+    if word
+        .chars()
+        .any(|c| c.is_whitespace() || c == '\'' || c == '"' || c == '\\')
+    {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    } else {
+        word.to_string()
+    }
+}
+
+/// The directory a relative path in a target is resolved against: the file's own directory.
+pub fn base_dir(path: &Path) -> PathBuf {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_target_loads() {
+        let t = parse(
+            "t.toml",
+            r#"
+version = 1
+name = "realm"
+profiles = ["acp", "equivalence"]
+[timeouts]
+message_ms = 100
+[surfaces.mcp]
+command = "node mcp.js"
+eras = "legacy"
+[surfaces.mcp.errors]
+"-32602" = "invalid_call"
+[surfaces.acp]
+command = "node acp.js"
+tool_method = "realm/tool"
+result = "/outcome"
+[equivalence]
+volatile = ["/value/t"]
+stateful = ["write"]
+cases = 5
+seed = 9
+"#,
+        )
+        .unwrap();
+        assert_eq!(t.name, "realm");
+        assert_eq!(t.acp.as_ref().unwrap().tool_method, "realm/tool");
+        assert_eq!(t.acp.as_ref().unwrap().rules.result, "/outcome");
+        assert_eq!(
+            t.mcp.as_ref().unwrap().rules.errors.get(&-32602).unwrap(),
+            "invalid_call"
+        );
+        assert_eq!(t.equivalence.seed, Some(9));
+        assert_eq!(t.message_ms, Some(100));
+    }
+
+    #[test]
+    fn an_unknown_key_names_file_line_and_key() {
+        let e = parse(
+            "t.toml",
+            "version = 1\n[surfaces.acp]\ncommand = \"x\"\ntool_methd = \"_x/tool\"\n",
+        )
+        .unwrap_err();
+        assert_eq!((e.file.as_str(), e.line), ("t.toml", 4), "{e}");
+        assert_eq!(e.key, "surfaces.acp.tool_methd", "{e}");
+        assert!(e.message.contains("unknown field"), "{e}");
+    }
+
+    #[test]
+    fn a_bad_pointer_names_its_line_and_key() {
+        let e = parse(
+            "t.toml",
+            "version = 1\n[surfaces.acp]\ncommand = \"x\"\nresult = \"outcome\"\n",
+        )
+        .unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (4, "surfaces.acp.result"), "{e}");
+        let e = parse(
+            "t.toml",
+            "version = 1\n[surfaces.acp]\ncommand = \"x\"\n[equivalence]\nvolatile = [\"/a\", \"/b~2\"]\n",
+        )
+        .unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (5, "equivalence.volatile"), "{e}");
+    }
+
+    #[test]
+    fn wrong_types_versions_profiles_and_missing_surfaces_are_errors() {
+        let e = parse("t.toml", "version = 1\n[surfaces.acp]\ncommand = 3\n").unwrap_err();
+        assert_eq!(e.line, 3, "{e}");
+        let e = parse("t.toml", "version = 2\n[surfaces.acp]\ncommand = \"x\"\n").unwrap_err();
+        assert_eq!(e.key, "version");
+        let e = parse(
+            "t.toml",
+            "version = 1\nprofiles = [\"mcp\", \"fast\"]\n[surfaces.acp]\ncommand = \"x\"\n",
+        )
+        .unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (2, "profiles"), "{e}");
+        let e = parse("t.toml", "version = 1\n").unwrap_err();
+        assert_eq!(e.key, "surfaces");
+        let e = parse(
+            "t.toml",
+            "version = 1\n[surfaces.http]\nurl = \"http://127.0.0.1:1/mcp\"\n",
+        )
+        .unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (3, "surfaces.http.url"), "{e}");
+    }
+}
