@@ -483,12 +483,20 @@ async fn cancel_body(ctx: &Ctx, c: &mut Client, _init: &Value) -> Status {
     if let Err(e) = c.peer.send_json(&msg).await {
         return io_err(e);
     }
-    // Let the turn start, then cancel it.
-    let _ = c.collect_for(ctx.timing.silence / 3).await;
+    // Let the turn start, then cancel it. A turn that ended meanwhile is answered already.
+    let (got, _) = c.collect_for(ctx.timing.silence / 3).await;
+    let early = got
+        .iter()
+        .filter_map(|i| i.value())
+        .find(|v| v.get("method").is_none() && v.get("id") == Some(&id))
+        .cloned();
     if let Err(e) = acp::cancel(c, &sid).await {
         return io_err(e);
     }
-    let r = c.wait_response(&id).await;
+    let r = match early {
+        Some(v) => Reply::Message(v),
+        None => c.wait_response(&id).await,
+    };
     match (r.result(), r.error()) {
         (Some(res), _) => match res.get("stopReason").and_then(Value::as_str) {
             Some("cancelled") => Status::Pass,

@@ -25,8 +25,8 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Run the checks against a target (default: the bundled reference MCP server).
-    Run(RunArgs),
+    /// Run the checks against a target (default: the bundled reference, MCP and ACP).
+    Run(Box<RunArgs>),
     /// List every check and scenario with its spec reference.
     List {
         /// Print JSON instead of a table.
@@ -197,7 +197,7 @@ pub async fn dispatch(cli: Cli) -> i32 {
     match cli.command {
         Command::Run(args) => {
             watch_signals();
-            let code = cmd_run(args).await;
+            let code = cmd_run(*args).await;
             crate::peer::reap_orphans().await;
             code
         }

@@ -19,32 +19,42 @@ fn every_check_is_caught_by_a_fault_and_the_reference_is_clean() {
         "selftest failed:\n{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    for check in parity_harness::checks_mcp::catalogue() {
+    // Every MCP, ACP and equivalence check has its row.
+    let all = parity_harness::selftest::all_checks();
+    assert!(all.iter().any(|(id, _)| id.starts_with("acp.")));
+    assert!(all.iter().any(|(id, _)| id.starts_with("equivalence.")));
+    for (id, level) in all {
         let row = stdout
             .lines()
-            .find(|l| l.split_whitespace().next() == Some(check.id))
-            .unwrap_or_else(|| panic!("no selftest row for {}:\n{stdout}", check.id));
+            .find(|l| l.split_whitespace().next() == Some(id.as_str()))
+            .unwrap_or_else(|| panic!("no selftest row for {id}:\n{stdout}"));
         assert!(!row.contains("NOT PROVEN"), "{row}");
         // The reference column (second) says pass.
         assert_eq!(row.split_whitespace().nth(1), Some("pass"), "{row}");
-        let needed = check.level.violation_verdict().as_str();
+        let needed = level.violation_verdict().as_str();
         assert!(
             row.contains(&format!("={needed}")),
-            "{} needs a fault that makes it {needed}: {row}",
-            check.id
+            "{id} needs a fault that makes it {needed}: {row}"
         );
     }
 }
 
 #[test]
 fn every_fault_names_checks_that_exist() {
-    let ids: Vec<&str> = parity_harness::checks_mcp::catalogue()
-        .iter()
-        .map(|c| c.id)
+    let ids: Vec<String> = parity_harness::selftest::all_checks()
+        .into_iter()
+        .map(|(id, _)| id)
         .collect();
-    for f in parity_fakes::catalogue() {
-        for t in f.trips {
-            assert!(ids.contains(t), "fault {} names unknown check {t}", f.name);
+    let mcp = parity_fakes::catalogue().iter().map(|f| (f.name, f.trips));
+    let acp = parity_fakes::acp_catalogue()
+        .iter()
+        .map(|f| (f.name, f.trips));
+    for (name, trips) in mcp.chain(acp) {
+        for t in trips {
+            assert!(
+                ids.iter().any(|i| i == t),
+                "fault {name} names unknown check {t}"
+            );
         }
     }
 }

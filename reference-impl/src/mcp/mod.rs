@@ -110,7 +110,25 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let dispatcher = Arc::new(Dispatcher::new(config.dispatcher));
+    let dispatcher = Arc::new(Dispatcher::new(config.dispatcher.clone()));
+    serve_shared(reader, writer, dispatcher, config).await
+}
+
+/// [`serve`] over an existing dispatcher, which other surfaces may share (the contract test
+/// runs one dispatcher behind the MCP and the ACP surface); `config.dispatcher` is not used.
+///
+/// # Errors
+/// As [`serve`].
+pub async fn serve_shared<R, W>(
+    reader: R,
+    writer: W,
+    dispatcher: Arc<Dispatcher>,
+    config: McpServerConfig,
+) -> io::Result<()>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
     let (queue, outbox) = mpsc::unbounded_channel::<Vec<u8>>();
     let mut writer_task = tokio::spawn(framing::write_loop(writer, outbox));
     let mut server = Server::new(

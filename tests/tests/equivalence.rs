@@ -1,0 +1,343 @@
+//! Equivalence: the seed's contract test (one dispatcher behind the MCP and the ACP surface, in
+//! process and over real processes), the `acp` and `equivalence` profiles on the default target,
+//! the faulty ACP surfaces that must fail them, and target-file errors.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use parity_harness::mcp::{Client, Era, Reply};
+use parity_harness::outcome::{self, AcpRules, McpRules};
+use parity_harness::peer::Peer;
+use parity_reference::dispatcher::{Dispatcher, DispatcherConfig};
+use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The six tools once each, plus a refusal, invalid arguments and an unknown tool.
+fn contract_calls() -> Vec<(&'static str, Value)> {
+    vec![
+        ("read_file", json!({"path": "README.md"})),
+        (
+            "write_file",
+            json!({"path": "notes/c.txt", "content": "contract\n"}),
+        ),
+        ("list_dir", json!({"path": "notes"})),
+        ("exec", json!({"argv": ["echo", "contract"]})),
+        ("status", json!({})),
+        ("retry", json!({})),
+        ("read_file", json!({"path": "notes/missing.txt"})),
+        ("read_file", json!({})),
+        ("no_such_tool", json!({})),
+    ]
+}
+
+fn seeded_workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("README.md"), "parity reference workspace\n").unwrap();
+    std::fs::create_dir_all(dir.path().join("notes")).unwrap();
+    std::fs::write(dir.path().join("notes/hello.txt"), "hello\n").unwrap();
+    dir
+}
+
+/// A harness client over in-memory streams to a surface served by `serve`.
+fn in_memory_client(
+    serve: impl FnOnce(tokio::io::DuplexStream, tokio::io::DuplexStream),
+    era: Era,
+) -> Client {
+    let (client_w, server_r) = tokio::io::duplex(1 << 20);
+    let (server_w, client_r) = tokio::io::duplex(1 << 20);
+    serve(server_r, server_w);
+    let peer = Peer::from_io(client_r, client_w, 16 << 20);
+    Client::new(peer, era, "2025-11-25", Duration::from_secs(10))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_dispatcher_behind_mcp_and_acp_gives_equal_outcomes_in_process() {
+    let ws = seeded_workspace();
+    let config = DispatcherConfig::new(ws.path().to_path_buf());
+    let dispatcher = Arc::new(Dispatcher::new(config.clone()));
+
+    let d = dispatcher.clone();
+    let mcp_config = parity_reference::mcp::McpServerConfig::new(config.clone());
+    let mut mcp = in_memory_client(
+        move |r, w| {
+            tokio::spawn(parity_reference::mcp::serve_shared(r, w, d, mcp_config));
+        },
+        Era::Legacy,
+    );
+    let d = dispatcher.clone();
+    let acp_config = parity_reference::acp::AcpAgentConfig::new(config);
+    let mut acp = parity_harness::acp::as_acp(in_memory_client(
+        move |r, w| {
+            tokio::spawn(parity_reference::acp::serve_shared(r, w, d, acp_config));
+        },
+        Era::Legacy,
+    ));
+
+    let init = mcp.initialize("2025-11-25").await.unwrap();
+    assert!(init.result().is_some(), "{}", init.describe());
+    let init = acp
+        .request("initialize", parity_harness::acp::initialize_params(1))
+        .await
+        .unwrap();
+    assert!(init.result().is_some(), "{}", init.describe());
+    let session = parity_harness::acp::new_session(&mut acp, json!([]))
+        .await
+        .unwrap();
+    let sid = parity_harness::acp::session_id(&session).expect("a session id");
+
+    let mut kinds = Vec::new();
+    for (name, args) in contract_calls() {
+        let m = mcp
+            .request("tools/call", json!({"name": name, "arguments": args}))
+            .await
+            .unwrap();
+        let a = parity_harness::acp::tool_call(&mut acp, "_parity/tool", Some(&sid), name, &args)
+            .await
+            .unwrap();
+        let (Reply::Message(m), Reply::Message(a)) = (m, a) else {
+            panic!("{name}: a surface did not answer");
+        };
+        let om = outcome::from_mcp(&m, &McpRules::default());
+        let oa = outcome::from_acp(&a, &AcpRules::default());
+        // One dispatcher: even the messages and the lifecycle times agree.
+        assert_eq!(
+            outcome::comparable(&om, &[], true),
+            outcome::comparable(&oa, &[], true),
+            "{name} {args}: MCP {m} vs ACP {a}"
+        );
+        kinds.push(om["outcome"].as_str().unwrap().to_string());
+    }
+    assert_eq!(
+        kinds,
+        [
+            "ok",
+            "ok",
+            "ok",
+            "ok",
+            "ok",
+            "ok",
+            "refused",
+            "refused",
+            "protocol_error"
+        ]
+    );
+    // The ACP write and the MCP write went to the same workspace.
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("notes/c.txt")).unwrap(),
+        "contract\n"
+    );
+}
+
+#[test]
+fn the_contract_holds_over_real_processes_and_the_default_target_passes_acp_and_equivalence() {
+    let r = common::run_json(&[
+        "run",
+        "--profile",
+        "acp",
+        "--profile",
+        "equivalence",
+        "--cases",
+        "30",
+        "--seed",
+        "5",
+    ]);
+    r.assert_code(0);
+    let cases = r.cases();
+    let acp = cases.keys().filter(|k| k.ends_with("@acp#v1")).count();
+    assert_eq!(acp, parity_harness::checks_acp::catalogue().len(), "{r}");
+    assert_eq!(
+        r.verdict("equivalence.scenario.equivalence.reference.six-tools@equivalence#all"),
+        Some("pass"),
+        "{r}"
+    );
+    for tool in [
+        "read_file",
+        "write_file",
+        "list_dir",
+        "exec",
+        "status",
+        "retry",
+    ] {
+        assert_eq!(
+            r.verdict(&format!("equivalence.generated.{tool}@equivalence#all")),
+            Some("pass"),
+            "{r}"
+        );
+    }
+    assert!(cases.values().all(|c| c["verdict"] == "pass"), "{r}");
+    assert_eq!(r.report.as_ref().unwrap()["seed"], 5, "{r}");
+    assert!(r.stdout.contains("equivalence: seed 5"), "{r}");
+}
+
+/// A target file with the reference MCP server and the given ACP agent subcommand.
+fn target_with_acp(dir: &std::path::Path, acp: &str) -> String {
+    let exe = common::parity_str();
+    let path = dir.join("parity.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "version = 1\nname = \"drift\"\n\n[surfaces.mcp]\ncommand = \"'{exe}' reference mcp\"\nreference = true\n\n[surfaces.acp]\ncommand = \"'{exe}' {acp}\"\n\n[equivalence]\nvolatile = [\"/value/since_ms\"]\nstateful = [\"write_file\"]\n"
+        ),
+    )
+    .unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+#[test]
+fn an_acp_surface_that_changes_one_field_fails_with_a_diff_naming_tool_surfaces_and_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = target_with_acp(dir.path(), "fake acp-outcome-drift");
+    let r = common::run(&[
+        "run",
+        "--target",
+        &target,
+        "--profile",
+        "equivalence",
+        "--cases",
+        "0",
+    ]);
+    r.assert_code(1);
+    let line = r
+        .stdout
+        .lines()
+        .find(|l| l.contains("read_file") && l.contains(" differ at "))
+        .unwrap_or_else(|| panic!("no mismatch line naming read_file\n{r}"));
+    assert!(line.contains("mcp-stdio#2025-11-25"), "{line}");
+    assert!(line.contains("acp#v1"), "{line}");
+    assert!(line.contains("/value/content"), "{line}");
+    // The unified diff of the two outcomes follows.
+    assert!(r.stdout.contains("--- mcp-stdio#"), "{r}");
+    assert!(r.stdout.contains("+++ acp#v1"), "{r}");
+    assert!(r.stdout.contains("\\r\\n"), "{r}");
+}
+
+#[test]
+fn a_drift_only_for_long_strings_is_found_and_shrunk_to_eleven_characters() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = target_with_acp(dir.path(), "fake acp-long-string-drift");
+    let r = common::run_json(&[
+        "run",
+        "--target",
+        &target,
+        "--profile",
+        "equivalence",
+        "--filter",
+        "equivalence.generated.read_file*",
+        "--cases",
+        "200",
+        "--seed",
+        "11",
+    ]);
+    r.assert_code(1);
+    let case = &r.cases()["equivalence.generated.read_file@equivalence#all"];
+    assert_eq!(case["verdict"], "fail", "{r}");
+    let step = case["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .find_map(|e| e.split_once("- call: ").map(|(_, s)| s.to_string()))
+        .unwrap_or_else(|| panic!("no minimal call in the evidence\n{r}"));
+    let call: Value = serde_json::from_str(&step).unwrap();
+    assert_eq!(call["name"], "read_file", "{step}");
+    let path = call["arguments"]["path"].as_str().unwrap();
+    assert_eq!(path.chars().count(), 11, "shrunk call: {step}");
+    assert!(
+        case["message"].as_str().unwrap().contains("--seed 11"),
+        "{r}"
+    );
+}
+
+#[test]
+fn a_thousand_generated_calls_per_tool_pass_against_the_reference() {
+    let r = common::run_json(&[
+        "run",
+        "--profile",
+        "equivalence",
+        "--filter",
+        "equivalence.generated.*",
+        "--cases",
+        "1000",
+        "--seed",
+        "2026",
+    ]);
+    r.assert_code(0);
+    let cases = r.cases();
+    assert_eq!(cases.len(), 6, "{r}");
+    for (id, c) in cases {
+        assert_eq!(c["verdict"], "pass", "{id}\n{r}");
+        let agreed = c["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .any(|e| e.starts_with("1000 generated call(s) agreed"));
+        assert!(agreed, "{id} did not run 1000 calls\n{r}");
+    }
+}
+
+#[test]
+fn a_target_file_with_an_unknown_key_or_a_bad_pointer_is_a_configuration_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("parity.toml");
+    std::fs::write(
+        &path,
+        "version = 1\n[surfaces.acp]\ncommand = \"x\"\ntool_methd = \"_x/tool\"\n",
+    )
+    .unwrap();
+    let p = path.to_string_lossy().into_owned();
+    let r = common::run(&["run", "--target", &p]);
+    r.assert_code(2);
+    assert!(
+        r.stderr
+            .contains(&format!("{p}:4:1: surfaces.acp.tool_methd: unknown field")),
+        "{r}"
+    );
+    std::fs::write(
+        &path,
+        "version = 1\n[surfaces.acp]\ncommand = \"x\"\nresult = \"outcome\"\n",
+    )
+    .unwrap();
+    let r = common::run(&["run", "--target", &p]);
+    r.assert_code(2);
+    assert!(
+        r.stderr
+            .contains(&format!("{p}:4:10: surfaces.acp.result:")),
+        "{r}"
+    );
+}
+
+#[test]
+fn a_third_party_tool_method_name_is_used_and_an_unprefixed_one_is_warned_about() {
+    // The reference agent serving `realm/tool`, as a third-party system might.
+    let acp = format!(
+        "{} reference acp --tool-method realm/tool",
+        common::parity_str()
+    );
+    let r = common::run_json(&[
+        "run",
+        "--acp",
+        &acp,
+        "--tool-method",
+        "realm/tool",
+        "--profile",
+        "acp",
+    ]);
+    r.assert_code(0);
+    assert_eq!(
+        r.verdict("acp.ext.tool-method-prefix@acp#v1"),
+        Some("warn"),
+        "{r}"
+    );
+    assert!(
+        r.stdout.contains("`realm/tool` does not begin with `_`"),
+        "{r}"
+    );
+    assert_eq!(
+        r.verdict("acp.ext.tool-method-advertised@acp#v1"),
+        Some("pass"),
+        "{r}"
+    );
+}
