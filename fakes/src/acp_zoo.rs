@@ -16,10 +16,6 @@ fn emit(io: &mut Io, v: &Value) {
     io.client_line(serde_json::to_vec(v).unwrap_or_default());
 }
 
-fn forward(io: &mut Io, v: &Value) {
-    io.to_server.push(serde_json::to_vec(v).unwrap_or_default());
-}
-
 /// A key for a request id that keeps `0` and `"0"` apart.
 fn id_key(id: &Value) -> String {
     id.to_string()
@@ -493,41 +489,34 @@ fn reject_stdio_server(v: &Value) -> Option<Value> {
     Some(error_reply(v.get("id")?, -32602, "env must be an object"))
 }
 
-/// Accepts `env` given as a map by converting it to the v1 array of `{name, value}`.
-struct LenientEnv;
-impl Fault for LenientEnv {
+/// Answers a session/new whose stdio `env` is a map (not the v1 array) with -32603, as an
+/// agent does whose code iterates `env` as an array and throws.
+fn env_internal_error(v: &Value) -> Option<Value> {
+    let map_env = new_session_servers(v)?
+        .iter()
+        .any(|s| s.get("env").is_some_and(Value::is_object));
+    if !map_env {
+        return None;
+    }
+    Some(error_reply(
+        v.get("id")?,
+        -32603,
+        "internal error: env.map is not a function",
+    ))
+}
+
+/// Exits on any input line that is JSON but not an object (a number, an array): the agent's
+/// read loop assumes every message is an object and dies.
+struct CrashOnNonObject;
+impl Fault for CrashOnNonObject {
     fn on_input(&mut self, line: &[u8], io: &mut Io) -> Flow {
-        let Some(mut v) = parse(line) else {
-            io.to_server.push(line.to_vec());
-            return Flow::Continue;
-        };
-        if request_method(&v) != Some("session/new") {
-            io.to_server.push(line.to_vec());
-            return Flow::Continue;
-        }
-        let servers = v
-            .pointer_mut("/params/mcpServers")
-            .and_then(Value::as_array_mut);
-        for s in servers.into_iter().flatten() {
-            let Some(env) = s.get_mut("env") else {
-                continue;
-            };
-            if let Value::Object(map) = env {
-                let list: Vec<Value> = std::mem::take(map)
-                    .into_iter()
-                    .map(|(name, value)| {
-                        let value = match value {
-                            Value::String(s) => s,
-                            other => other.to_string(),
-                        };
-                        json!({"name": name, "value": value})
-                    })
-                    .collect();
-                *env = Value::Array(list);
+        match parse(line) {
+            Some(v) if !v.is_object() => Flow::Exit(1),
+            _ => {
+                io.to_server.push(line.to_vec());
+                Flow::Continue
             }
         }
-        forward(io, &v);
-        Flow::Continue
     }
 }
 
@@ -846,10 +835,16 @@ pub fn acp_catalogue() -> &'static [AcpFaultInfo] {
                 || Box::new(Intercept(reject_stdio_server))
             ),
             acp_fault!(
-                "acp-lenient-env",
-                "silently accepts a session/new whose `env` is a map by converting it to the v1 array of {name, value}",
+                "acp-env-internal-error",
+                "answers a session/new whose stdio `env` is a map with -32603 (an internal error) instead of -32602 or a session",
                 ["acp.session.new-invalid-params"],
-                || Box::new(LenientEnv)
+                || Box::new(Intercept(env_internal_error))
+            ),
+            acp_fault!(
+                "acp-crash-on-non-object",
+                "exits when a line is JSON but not an object (a number, an array) instead of answering -32600",
+                ["acp.base.invalid-request"],
+                || Box::new(CrashOnNonObject)
             ),
             acp_fault!(
                 "acp-bad-stop-reason",

@@ -554,7 +554,7 @@ fn case(name: &str) -> Option<Case> {
                 )
             },
         ),
-        "acp-lenient-env" => c(
+        "acp-env-internal-error" => c(
             vec![
                 init(),
                 new_session(2, json!([stdio_entry(json!({"PARITY_PROBE": "1"}))])),
@@ -562,8 +562,18 @@ fn case(name: &str) -> Option<Case> {
             |o| {
                 let r = o.response(&json!(2))?;
                 ensure(
-                    r.pointer("/result/sessionId").is_some(),
-                    format!("the env map is not accepted: {r}"),
+                    r.pointer("/error/code") == Some(&json!(-32603)),
+                    format!("the env map is not answered -32603: {r}"),
+                )
+            },
+        ),
+        "acp-crash-on-non-object" => c(
+            vec![init(), Step::Send(json!(5)), req(9, "_x/y", json!({}))],
+            |o| {
+                ensure(o.status == 1, format!("exit status {}, not 1", o.status))?;
+                ensure(
+                    o.response(&json!(9)).is_err(),
+                    "the agent still answers after a non-object line",
                 )
             },
         ),
@@ -710,7 +720,7 @@ async fn every_acp_fault_shows_its_wire_effect_and_the_reference_does_not() {
 #[test]
 fn acp_fault_names_are_unique_prefixed_and_each_trips_a_check() {
     let all: &[AcpFaultInfo] = acp_catalogue();
-    assert_eq!(all.len(), 27);
+    assert_eq!(all.len(), 28);
     let mut seen = HashSet::new();
     for f in all {
         assert!(seen.insert(f.name), "duplicate name {}", f.name);

@@ -44,9 +44,9 @@ pub const STOP_REASONS: [&str; 5] = [
     "cancelled",
 ];
 
-/// The methods an agent may send the client in v1 (`schema/v1/meta.json`), requests and
-/// notifications.
-pub const AGENT_TO_CLIENT_METHODS: [&str; 13] = [
+/// The methods an agent may send the client in v1 (`schema/v1/meta.json`: `clientMethods`
+/// plus the protocol-level `$/cancel_request`), requests and notifications.
+pub const AGENT_TO_CLIENT_METHODS: [&str; 12] = [
     "session/request_permission",
     "session/update",
     "fs/read_text_file",
@@ -59,7 +59,6 @@ pub const AGENT_TO_CLIENT_METHODS: [&str; 13] = [
     "elicitation/create",
     "elicitation/complete",
     "$/cancel_request",
-    "$/progress",
 ];
 
 /// `initialize` params at `version`: `{"protocolVersion": version, "clientCapabilities": {fs:

@@ -239,6 +239,60 @@ async fn parse_error_body(_ctx: &Ctx, c: &mut Client, _init: &Value) -> Status {
 }
 in_session!(parse_error, parse_error_body);
 
+async fn invalid_request_body(_ctx: &Ctx, c: &mut Client, _init: &Value) -> Status {
+    // JSON that is not a Request object: a bare number, and an object whose method is not a
+    // string. Each deserves an error response (ideally -32600 with id null), and the agent must
+    // keep serving.
+    let probes: [(&[u8], Value); 2] = [
+        (b"5\n", Value::Null),
+        (
+            b"{\"jsonrpc\":\"2.0\",\"id\":\"bad-method\",\"method\":7}\n",
+            json!("bad-method"),
+        ),
+    ];
+    let mut advisory = None;
+    for (bytes, id) in probes {
+        let shown = String::from_utf8_lossy(bytes).trim().to_string();
+        if let Err(e) = c.send_raw(bytes).await {
+            return io_err(e);
+        }
+        match c.next_response().await {
+            Ok(inb) => match inb.value() {
+                Some(v) if v.get("error").is_some() => {
+                    let code = v.pointer("/error/code").and_then(Value::as_i64);
+                    if code != Some(-32600) && advisory.is_none() {
+                        advisory = Some(format!(
+                            "`{shown}` was answered with code {code:?}, not -32600 (Invalid Request)"
+                        ));
+                    }
+                    if id.is_string() && v.get("id") != Some(&id) && v.get("id") != Some(&Value::Null) {
+                        return violated(format!(
+                            "`{shown}` was answered with id {}, neither its id nor null",
+                            v.get("id").map(Value::to_string).unwrap_or("(none)".into())
+                        ));
+                    }
+                }
+                Some(v) => return violated(format!("`{shown}` was answered with a result: {v}")),
+                None => return violated(format!("the answer to `{shown}` is not JSON")),
+            },
+            Err(crate::peer::Recv::Eof) => {
+                return violated(format!(
+                    "the agent closed stdout after `{shown}` (a crash on a message that is not a Request object)"
+                ))
+            }
+            Err(_) => return violated(format!("`{shown}` got no error response")),
+        }
+    }
+    if !still_serving(c).await {
+        return violated("the agent stopped answering after an invalid request");
+    }
+    match advisory {
+        Some(a) => Status::Advisory(a),
+        None => Status::Pass,
+    }
+}
+in_session!(invalid_request, invalid_request_body);
+
 async fn unknown_method_body(_ctx: &Ctx, c: &mut Client, _init: &Value) -> Status {
     match c.request("parity/no-such-method", json!({})).await {
         Err(e) => io_err(e),
@@ -420,10 +474,12 @@ async fn new_invalid_body(_ctx: &Ctx, c: &mut Client, _init: &Value) -> Status {
         Ok(r) => match r.error_code() {
             Some(-32602) => Status::Pass,
             Some(code) => violated(format!(
-                "`env` given as a map was refused with code {code}, not -32602 (Invalid params)"
+                "a malformed stdio entry (`env` as a map) was answered with code {code}, not -32602 (Invalid params)"
             )),
+            // The schema lets an agent skip an invalid entry and create the session.
+            None if acp::session_id(&r).is_some() => Status::Pass,
             None if r.result().is_some() => violated(format!(
-                "`env` given as a map (v1 requires an array of {{name, value}}) was accepted: {}",
+                "a malformed stdio entry was answered with a result that is not a session: {}",
                 r.describe()
             )),
             None => unanswered("session/new with a malformed env", &r),
@@ -982,6 +1038,16 @@ pub fn catalogue() -> Vec<Check> {
             kind: active!(parse_error),
         },
         Check {
+            id: "acp.base.invalid-request",
+            requirement: "JSON that is not a Request object (a bare number, a non-string method) gets an error response (-32600, id null when unreadable), and the agent keeps serving.",
+            level: Level::Must,
+            quote: "When a rpc call is made, the Server MUST reply with a Response, except for in the case of Notifications.",
+            section: "jsonrpc-2.0#response_object",
+            revs: ONLY_V1,
+            capability: None,
+            kind: active!(invalid_request),
+        },
+        Check {
             id: "acp.base.unknown-method",
             requirement: "A request for a method the agent does not have is answered -32601 (Method not found).",
             level: Level::Robustness,
@@ -1073,7 +1139,7 @@ pub fn catalogue() -> Vec<Check> {
         },
         Check {
             id: "acp.session.new-invalid-params",
-            requirement: "session/new with `env` as a map instead of an array of {name, value} is refused -32602 (Invalid params), not silently accepted.",
+            requirement: "session/new with a malformed stdio entry (`env` as a map instead of an array of {name, value}) is refused -32602 (Invalid params), or answered with a session that skips the entry (the v1 schema marks `mcpServers` `x-deserialize-skip-invalid-items`); never another error, a crash or silence.",
             level: Level::Robustness,
             quote: "-32602 Invalid params: Invalid method parameter(s).",
             section: "jsonrpc-2.0#error_object",

@@ -3,10 +3,13 @@
 #   - @modelcontextprotocol/server-everything  (npm, pinned in node/package.json + node/package-lock.json)
 #   - @modelcontextprotocol/server-filesystem  (npm, same)
 #   - py_server.py on the PyPI `mcp` SDK       (pinned in requirements.txt, venv at .venv/)
+# and the real ACP agent that parity's ACP profile runs against:
+#   - py_acp_agent.py on the PyPI `agent-client-protocol` SDK (pinned in requirements-acp.txt,
+#     same venv)
 #
 # Idempotent: a second run with nothing changed does no network work.
 # Safe from any cwd. Needs node >= 18 with npm, and python3 >= 3.10 (override with PYTHON=...).
-# Writes servers.env (EVERYTHING_CMD, FILESYSTEM_CMD, PYTHON_CMD, ...) and prints the commands.
+# Writes servers.env (EVERYTHING_CMD, FILESYSTEM_CMD, PYTHON_CMD, PY_ACP_CMD, ...) and prints the commands.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -59,11 +62,11 @@ FILESYSTEM_JS="$(node_entry @modelcontextprotocol/server-filesystem)"
 [[ -f "$EVERYTHING_JS" ]] || die "missing $EVERYTHING_JS"
 [[ -f "$FILESYSTEM_JS" ]] || die "missing $FILESYSTEM_JS"
 
-# ---------------------------------------------------------------- Python peer
+# ---------------------------------------------------------------- Python peers
 "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 10))' \
-  || die "$PYTHON is older than 3.10 (the mcp SDK needs >= 3.10)"
+  || die "$PYTHON is older than 3.10 (the mcp and agent-client-protocol SDKs need >= 3.10)"
 py_stamp="$VENV/.parity-install-stamp"
-want="$(hash_of "$HERE/requirements.txt")"
+want="$(hash_of "$HERE/requirements.txt" "$HERE/requirements-acp.txt")"
 if [[ -x "$VENV/bin/python" && -f "$py_stamp" && "$(cat "$py_stamp")" == "$want" ]]; then
   say "python venv up to date"
 else
@@ -71,11 +74,13 @@ else
     say "creating venv .venv"
     "$PYTHON" -m venv "$VENV"
   fi
-  say "pip install -r requirements.txt"
-  "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-input -r "$HERE/requirements.txt"
+  say "pip install -r requirements.txt -r requirements-acp.txt"
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-input \
+    -r "$HERE/requirements.txt" -r "$HERE/requirements-acp.txt"
   echo "$want" >"$py_stamp"
 fi
 "$VENV/bin/python" -c 'import mcp.server' || die "the mcp package does not import in .venv"
+"$VENV/bin/python" -c 'import acp' || die "the agent-client-protocol package does not import in .venv"
 
 # ---------------------------------------------------------------- filesystem root
 mkdir -p "$FS_ROOT"
@@ -86,6 +91,7 @@ mkdir -p "$FS_ROOT"
 EVERYTHING_CMD="node $EVERYTHING_JS stdio"
 FILESYSTEM_CMD="node $FILESYSTEM_JS $FS_ROOT"
 PYTHON_CMD="$VENV/bin/python $HERE/py_server.py"
+PY_ACP_CMD="$VENV/bin/python $HERE/py_acp_agent.py"
 
 # Values are single-quoted so the file can be sourced by sh/bash and parsed as KEY='value' lines.
 sq() { printf "'%s'" "${1//\'/\'\\\'\'}"; }
@@ -96,6 +102,7 @@ sq() { printf "'%s'" "${1//\'/\'\\\'\'}"; }
   echo "EVERYTHING_CMD=$(sq "$EVERYTHING_CMD")"
   echo "FILESYSTEM_CMD=$(sq "$FILESYSTEM_CMD")"
   echo "PYTHON_CMD=$(sq "$PYTHON_CMD")"
+  echo "PY_ACP_CMD=$(sq "$PY_ACP_CMD")"
 } >"$ENV_FILE.tmp"
 mv "$ENV_FILE.tmp" "$ENV_FILE"
 
@@ -103,3 +110,4 @@ say "wrote $ENV_FILE"
 echo "EVERYTHING_CMD: $EVERYTHING_CMD"
 echo "FILESYSTEM_CMD: $FILESYSTEM_CMD"
 echo "PYTHON_CMD:     $PYTHON_CMD"
+echo "PY_ACP_CMD:     $PY_ACP_CMD"

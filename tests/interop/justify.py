@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Prints the table of docs/interop.md from the JSON reports in target/interop/, with the
 justification of every fail and warn. Exits 1 when a fail or warn has no justification here:
-such a verdict is either a new server behaviour to explain or a bug in parity."""
+such a verdict is either a new peer behaviour to explain or a bug in parity."""
 import json
 import os
 import sys
@@ -11,13 +11,15 @@ SERVERS = [
     ("everything", "@modelcontextprotocol/server-everything"),
     ("filesystem", "@modelcontextprotocol/server-filesystem"),
     ("python", "tests/interop/py_server.py on PyPI `mcp`"),
+    ("py-acp", "tests/interop/py_acp_agent.py on PyPI `agent-client-protocol` (ACP profile)"),
 ]
 
-# Each rule: (servers, check id, verdict, a substring the case's message must contain, why).
+# Each rule: (peers, check id, verdict, a substring the case's message must contain, why).
 # A fail or warn matches only a rule naming its server, check, verdict and message; the spec
 # sentence is the check's own quote (docs/checks.md), the text says what the server did.
 TS = {"everything", "filesystem"}
 ALL = {"everything", "filesystem", "python"}
+ACP = {"py-acp"}
 RULES = [
     (ALL, "mcp.base.parse-error", "fail", "no error response to the unparsable line",
      "The line `garbage` gets no reply at all. JSON-RPC 2.0 §5: \"When a rpc call is made, the Server MUST reply with a Response\", and its own example answers invalid JSON with -32700 and id null."),
@@ -35,6 +37,10 @@ RULES = [
      "An unknown cursor returns the first page. Pagination: invalid cursors SHOULD get -32602."),
     (ALL, "mcp.tools.unknown-tool", "warn", "tool execution error (isError)",
      "An unknown tool is an `isError` result rather than a JSON-RPC error (robustness)."),
+    (ACP, "acp.base.parse-error", "fail", "got no -32700 error response",
+     "The line `{\"jsonrpc\": \"2.0\", \"id\": 7, \"method\": ` gets no reply; the agent's stderr shows the SDK's `Error parsing JSON-RPC message` traceback (`acp/_transport.py` logs the JSONDecodeError and reads the next line). JSON-RPC 2.0 §5: the Server MUST reply, with −32700 and id null for invalid JSON. The agent's (SDK's) fault."),
+    (ACP, "acp.base.invalid-request", "fail", "closed stdout after `5`",
+     "The line `5` (JSON, but not a Request object) kills the agent: its stderr shows `AttributeError: 'int' object has no attribute 'get'` in `acp/connection.py` `_process_message`, then `Receive loop failed`, and stdout closes. JSON-RPC 2.0 §5: the Server MUST reply (-32600 Invalid Request). The agent's (SDK's) fault."),
 ]
 
 
