@@ -376,8 +376,8 @@ async fn ext_notification_ignored_body(ctx: &Ctx, c: &mut Client, _init: &Value)
         .filter_map(|i| i.value())
         .find(|v| v.get("method").is_none())
     {
-        return violated(format!(
-            "an unknown extension notification was answered: {}",
+        return Status::Failed(format!(
+            "an unknown extension notification was answered (JSON-RPC 2.0 §4.1: the Server MUST NOT reply to a Notification): {}",
             crate::util::clip(&v.to_string(), 200)
         ));
     }
@@ -590,7 +590,7 @@ fn reworded(f: Finding) -> Finding {
 }
 
 fn stdout_purity(input: &MonitorInput) -> Finding {
-    reworded(m::stdout_purity(input))
+    reworded(m::stdout_purity_for(input, true))
 }
 
 fn newline_delimited(input: &MonitorInput) -> Finding {
@@ -1071,7 +1071,7 @@ pub fn catalogue() -> Vec<Check> {
             id: "acp.ext.unknown-request-answered",
             requirement: "An unknown `_` extension request still gets a response with its id.",
             level: Level::Must,
-            quote: "The Server MUST reply with a Response, except for in the case of Notifications.",
+            quote: "Upon receiving a custom request, implementations MUST respond accordingly with the provided id.",
             section: "acp:extensibility#custom-requests",
             revs: ONLY_V1,
             capability: None,
@@ -1079,9 +1079,9 @@ pub fn catalogue() -> Vec<Check> {
         },
         Check {
             id: "acp.ext.unknown-request-method-not-found",
-            requirement: "An unknown `_` extension request is answered -32601 (Method not found).",
-            level: Level::Should,
-            quote: "-32601 Method not found: The method does not exist / is not available. (ACP's extensibility page asks for this error for unrecognized custom requests; the TCK's ACP-JSONRPC-004 is advisory.)",
+            requirement: "An unknown `_` extension request is answered -32601 (Method not found); the page says so in lower case, so a robustness rule.",
+            level: Level::Robustness,
+            quote: "If the receiving end doesn't recognize the custom method name, it should respond with the standard \"Method not found\" error.",
             section: "acp:extensibility#custom-requests",
             revs: ONLY_V1,
             capability: None,
@@ -1089,9 +1089,9 @@ pub fn catalogue() -> Vec<Check> {
         },
         Check {
             id: "acp.ext.unknown-notification-ignored",
-            requirement: "An unknown `_` extension notification is ignored: no response, and the agent keeps serving.",
-            level: Level::MustNot,
-            quote: "The Server MUST NOT reply to a Notification, including those that are within a batch request.",
+            requirement: "An unknown `_` extension notification is ignored: the agent keeps serving (a reply to it breaks JSON-RPC's MUST NOT and always fails).",
+            level: Level::Should,
+            quote: "Unlike with custom requests, implementations SHOULD ignore unrecognized notifications.",
             section: "acp:extensibility#custom-notifications",
             revs: ONLY_V1,
             capability: None,
@@ -1121,7 +1121,7 @@ pub fn catalogue() -> Vec<Check> {
             id: "acp.session.new-empty-mcp-servers",
             requirement: "session/new with an absolute `cwd` and `mcpServers: []` creates a session (a string `sessionId`).",
             level: Level::Must,
-            quote: "Clients MAY include connection details for MCP servers that the Agent should connect to.",
+            quote: "The Agent MUST respond with a unique Session ID that identifies this conversation.",
             section: "acp:session-setup#creating-a-session",
             revs: ONLY_V1,
             capability: None,
@@ -1151,8 +1151,8 @@ pub fn catalogue() -> Vec<Check> {
             id: "acp.prompt.stop-reason",
             requirement: "A text prompt is answered with a result whose `stopReason` is one of the five v1 stop reasons.",
             level: Level::Must,
-            quote: "PromptResponse: \"required\": [\"stopReason\"] (v1 schema); the result indicates why the agent stopped processing the turn.",
-            section: "acp:prompt-turn#stop-reasons",
+            quote: "If there are no pending tool calls, the turn ends and the Agent MUST respond to the original session/prompt request with a StopReason.",
+            section: "acp:prompt-turn#4-check-for-completion",
             revs: ONLY_V1,
             capability: None,
             kind: active!(stop_reason),

@@ -970,6 +970,13 @@ pub(crate) fn judgeable(l: &crate::wire::Line) -> bool {
 }
 
 pub(crate) fn stdout_purity(input: &MonitorInput) -> Finding {
+    stdout_purity_for(input, false)
+}
+
+/// Stdout purity for MCP, or for ACP v1 (`acp`): there a batch is left to
+/// `acp.stdio.no-batches` (a robustness rule) and a request may carry a null id, which the v1
+/// schema's `RequestId` allows.
+pub(crate) fn stdout_purity_for(input: &MonitorInput, acp: bool) -> Finding {
     let mut problems = Vec::new();
     let mut unjudged = Vec::new();
     for (s, l) in s2c_all_lines(input.sessions) {
@@ -999,8 +1006,19 @@ pub(crate) fn stdout_purity(input: &MonitorInput) -> Finding {
         let c = classify(&l.bytes);
         let ok = match &c.kind {
             Kind::Request | Kind::Notification | Kind::Response | Kind::Error => true,
-            Kind::Batch => input.revision == "2025-03-26",
-            Kind::Invalid(_) => false,
+            Kind::Batch => acp || input.revision == "2025-03-26",
+            Kind::Invalid(_) => {
+                acp && serde_json::from_slice::<Value>(&l.bytes).is_ok_and(|v| {
+                    v.get("id") == Some(&Value::Null)
+                        && v.get("method").is_some_and(Value::is_string)
+                        && crate::wire::classify_value(&json!({
+                            "jsonrpc": v.get("jsonrpc").cloned().unwrap_or(Value::Null),
+                            "id": 0,
+                            "method": v.get("method").cloned().unwrap_or(Value::Null),
+                            "params": v.get("params").cloned().unwrap_or(json!({})),
+                        })) == Kind::Request
+                })
+            }
         };
         if !ok {
             let why = match &c.kind {
