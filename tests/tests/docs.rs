@@ -38,7 +38,10 @@ fn every_check_is_in_the_coverage_matrix() {
     let cov = std::fs::read_to_string(repo().join("docs/coverage.md")).unwrap();
     let acp = parity_harness::checks_acp::catalogue();
     assert!(!acp.is_empty(), "the ACP catalogue is empty");
-    for c in parity_harness::checks_mcp::catalogue().into_iter().chain(acp) {
+    for c in parity_harness::checks_mcp::catalogue()
+        .into_iter()
+        .chain(acp)
+    {
         assert!(
             cov.contains(&format!("`{}`", c.id)),
             "docs/coverage.md never mentions `{}`",
