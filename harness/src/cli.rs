@@ -541,7 +541,16 @@ async fn cmd_run(args: RunArgs) -> i32 {
             _ => {
                 let r = run_equivalence(&args, &target, &opts, &scenarios, is_reference).await;
                 match r {
-                    Ok(r) => merge(&mut report, r),
+                    Ok(r) => {
+                        if let Some(n) = r
+                            .notes
+                            .iter()
+                            .find(|n| n.starts_with("equivalence needs at least two surfaces"))
+                        {
+                            could_not_run.push(n.clone());
+                        }
+                        merge(&mut report, r)
+                    }
                     Err(e) => {
                         eprintln!("error: {e}");
                         return EXIT_USAGE;

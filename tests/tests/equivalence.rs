@@ -341,3 +341,23 @@ fn a_third_party_tool_method_name_is_used_and_an_unprefixed_one_is_warned_about(
         "{r}"
     );
 }
+
+#[test]
+fn equivalence_with_a_single_surface_could_not_run() {
+    let mcp = format!("{} reference mcp", common::parity_str());
+    let r = common::run(&[
+        "run",
+        "--mcp",
+        &mcp,
+        "--era",
+        "legacy",
+        "--profile",
+        "equivalence",
+    ]);
+    r.assert_code(3);
+    assert!(
+        r.stderr
+            .contains("equivalence needs at least two surfaces; the target has 1"),
+        "{r}"
+    );
+}
