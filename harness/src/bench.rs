@@ -15,29 +15,44 @@
 //!    the reference server does. It separates the server's I/O cost from its MCP work.
 //! 4. **tools/call**: `tools/call status` with the [`Client`] driver against `parity reference
 //!    mcp` after the handshake. Target: ≤ 1.2 × floor + 20 µs.
-//! 5. **in-memory breakdown** (informational): the same round trips over `tokio::io::duplex`
+//! 5. **generated equivalence**: [`crate::equivalence::run_generated`] for `read_file` with
+//!    `--calls` generated calls (default 2000, seed `--seed`) through two surfaces of the
+//!    reference, MCP stdio at 2025-11-25 (`parity reference mcp`) and ACP with `_parity/tool`
+//!    (`parity reference acp`), timed from start to end (opening and closing the surfaces
+//!    included). A call is one generated argument set run through both surfaces and compared.
+//!    It runs first on a fresh multi-threaded runtime (as `parity run` has; the figure judged:
+//!    ≥ 5,000 calls/s), then on the bench's single-threaded runtime (informational). Each is
+//!    compared with two floor round trips per call, and followed by a breakdown: a sequential
+//!    replica of the loop (one surface after the other, driven from a blocking thread, as
+//!    `run_generated` first did) with each step timed, a second pass over the same calls with
+//!    reference points (`cat` and `status` round trips from the same thread, the reference's
+//!    dispatcher in process), and a third pass calling both surfaces at once (as
+//!    `run_generated` now does, on a runtime of its own).
+//! 6. **in-memory breakdown** (informational): the same round trips over `tokio::io::duplex`
 //!    with the far end as a task in this process: an echo (the [`Peer`] channel and task hops),
 //!    a canned responder (adds the [`Client`] driver's JSON work) and the reference's own
 //!    `serve` (adds the reference's MCP work). No process, pipe or stdio is involved.
-//! 6. **profile**: `parity run` (both eras, default options) as a child process with stdout to
+//! 7. **profile**: `parity run --profile mcp` (both eras, default options) as a child process with stdout to
 //!    null, and [`run_mcp`] in this process (the first run detects eras; later runs hit the
 //!    per-process era cache). Target: ≤ 0.5 s.
 //!
 //! Parts 2–4 run interleaved (all three peers alive, taking turns in blocks of 100 round
-//! trips), and so do the three of part 5, so that load from elsewhere on the machine moves a
-//! figure and its baseline together. Each latency figure also reports the CPU time the calling
+//! trips), and so do the three of part 6, so that load from elsewhere on the machine moves a
+//! figure and its baseline together. Part 5 is not interleaved (it is one `run_generated`);
+//! it runs right after parts 2–4, whose floor is its baseline. Each latency figure also reports the CPU time the calling
 //! thread (the one running the driver) spent per round trip.
 //!
 //! Nothing here asserts on time: the figures are printed (and written with `--json`). The exit
 //! code is 0 whatever the figures are, and 3 when a part could not run.
 
-use crate::check::Timing;
+use crate::check::{Timing, Verdict};
 use crate::cli::{reference_target, EXIT_COULD_NOT_RUN};
+use crate::equivalence::{LiveSurface, Plan, SurfaceSpec};
 use crate::mcp::{Client, Era};
 use crate::peer::{Peer, PeerSpec, Recv, ShutdownGrace};
 use crate::run::{run_mcp, EraSel, RunOptions};
 use serde::{Deserialize, Serialize};
-use serde_json::json;
+use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -57,6 +72,13 @@ pub const CALL_TARGET_SLACK_US: f64 = 20.0;
 pub const PROFILE_TARGET_MS: f64 = 500.0;
 /// Target for the peak RSS while a 1 GiB line arrives, in KiB (64 MiB).
 pub const BIG_LINE_TARGET_KIB: u64 = 64 * 1024;
+/// Target for generated equivalence against the reference: at least this many generated
+/// calls per second (a call: one generated argument set through both surfaces, compared).
+pub const GENERATED_TARGET_PER_S: f64 = 5000.0;
+/// The tool generated equivalence is measured with (not stateful: the surfaces are shared).
+pub const GENERATED_TOOL: &str = "read_file";
+/// The MCP revision of the generated-equivalence part's MCP surface (legacy era).
+pub const GENERATED_REVISION: &str = "2025-11-25";
 
 /// Deadline for one round trip; a miss means the part could not run.
 const ROUND_TRIP_DEADLINE: Duration = Duration::from_secs(5);
@@ -72,10 +94,16 @@ pub struct BenchArgs {
     /// Runs of the MCP profile (each as a child `parity run`, and each in this process).
     #[arg(long, default_value_t = 5)]
     pub runs: usize,
+    /// Generated calls of the generated-equivalence part (each through MCP and ACP).
+    #[arg(long, default_value_t = 2000)]
+    pub calls: u32,
+    /// Generator seed of the generated-equivalence part.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
     /// Write the figures as JSON to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,
-    /// Run one part only: `floor`, `call`, `memory`, `profile`; internal: `big-line` prints
+    /// Run one part only: `floor`, `call`, `equivalence`, `memory`, `profile`; internal: `big-line` prints
     /// its figures as JSON (the parent runs it as a child so its peak RSS is clean), `echo`
     /// serves as the tokio-stdio echo peer.
     #[arg(long, value_enum, hide = true)]
@@ -96,6 +124,8 @@ pub enum Only {
     Floor,
     /// Only the floor, the tokio-stdio echo and the tools/call round trips.
     Call,
+    /// Only the floor, the tokio-stdio echo and generated equivalence (both runtimes).
+    Equivalence,
     /// Only the in-memory breakdown.
     Memory,
     /// Only the MCP profile runs.
@@ -290,6 +320,12 @@ pub struct BenchReport {
     pub line_at_cap: Option<BigLine>,
     /// Whether the big line's peak RSS met the 64 MiB target.
     pub big_line_met: Option<bool>,
+    /// Generated equivalence on a multi-threaded runtime (as `parity run`): the figure judged.
+    pub generated: Option<GeneratedBench>,
+    /// Generated equivalence on the bench's single-threaded runtime (informational).
+    pub generated_current_thread: Option<GeneratedBench>,
+    /// Whether [`BenchReport::generated`] met the 5,000 calls/s target.
+    pub generated_met: Option<bool>,
     /// The table as printed.
     pub rows: Vec<Row>,
     /// Parts that could not run, and why.
@@ -347,7 +383,7 @@ pub async fn run(args: BenchArgs) -> i32 {
             .ok();
     }
     let (mut floor, mut tokio_echo, mut call) = (None, None, None);
-    if want(Only::Floor) || want(Only::Call) {
+    if want(Only::Floor) || want(Only::Call) || want(Only::Equivalence) {
         let with_call = want(Only::Call);
         eprintln!(
             "  floor (cat), tokio-stdio echo{} (interleaved) …",
@@ -361,6 +397,23 @@ pub async fn run(args: BenchArgs) -> i32 {
             }
             Err(e) => errors.push(format!("round trips: {e}")),
         }
+    }
+    let (mut generated_mt, mut generated_ct) = (None, None);
+    if want(Only::Equivalence) {
+        let calls = args.calls.max(1);
+        eprintln!(
+            "  generated equivalence: {calls} {GENERATED_TOOL} calls through MCP and ACP, \
+             multi-threaded runtime …"
+        );
+        generated_mt = generated_multi_thread(calls, args.seed)
+            .await
+            .map_err(|e| errors.push(format!("generated equivalence (multi-thread): {e}")))
+            .ok();
+        eprintln!("  generated equivalence, single-threaded runtime …");
+        generated_ct = generated(calls, args.seed, "current-thread")
+            .await
+            .map_err(|e| errors.push(format!("generated equivalence (current-thread): {e}")))
+            .ok();
     }
     let mut mem = Vec::new();
     if want(Only::Memory) {
@@ -402,6 +455,11 @@ pub async fn run(args: BenchArgs) -> i32 {
         big_line_met: big.as_ref().map(|b| b.hwm_after_kib <= BIG_LINE_TARGET_KIB),
         big_line: big,
         line_at_cap,
+        generated_met: generated_mt
+            .as_ref()
+            .map(|g| g.calls_per_s >= GENERATED_TARGET_PER_S),
+        generated: generated_mt,
+        generated_current_thread: generated_ct,
         rows: Vec::new(),
         errors,
     };
@@ -741,9 +799,9 @@ where
     }
 }
 
-/// `parity run` (reference, both eras, default options) as child processes, stdout to null.
+/// `parity run --profile mcp` (reference, both eras, default options) as child processes, stdout to null.
 async fn profile_child(runs: usize) -> Result<ProfileRuns, String> {
-    let spec = self_spec(&["run"]);
+    let spec = self_spec(&["run", "--profile", "mcp"]);
     let mut times = Vec::with_capacity(runs);
     let mut codes = Vec::with_capacity(runs);
     for _ in 0..runs {
@@ -780,6 +838,428 @@ async fn profile_in_process(runs: usize) -> Result<ProfileRuns, String> {
         codes.push(report.exit_code());
     }
     ProfileRuns::of(times, codes).ok_or_else(|| "no runs".to_string())
+}
+
+/// The generated-equivalence part's figures: `run_generated` timed as a whole, plus a
+/// breakdown from a replica of its inner loop with each step timed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GeneratedBench {
+    /// The runtime it ran on: `multi-thread` (as `parity run`) or `current-thread` (as the
+    /// rest of the bench).
+    pub runtime: &'static str,
+    /// The tool whose `inputSchema` the calls come from.
+    pub tool: String,
+    /// The surfaces, in order (the first is the baseline of the comparison).
+    pub surfaces: Vec<String>,
+    /// Generated calls (each through every surface, then compared).
+    pub calls: u32,
+    /// Generator seed.
+    pub seed: u64,
+    /// Wall time of [`crate::equivalence::run_generated`], opening and closing the surfaces
+    /// included, in seconds.
+    pub seconds: f64,
+    /// `calls` ÷ `seconds`.
+    pub calls_per_s: f64,
+    /// `seconds` ÷ `calls`, in µs.
+    pub per_call_us: f64,
+    /// Where the time goes (`None` when the replica could not run; the error says why).
+    pub breakdown: Option<GeneratedBreakdown>,
+}
+
+/// Where one generated call's time goes, from a replica of `run_generated`'s loop (same
+/// blocking thread, same `Handle::block_on` per case, same calls, evidence and comparison),
+/// with each step timed. Per-call figures are in µs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GeneratedBreakdown {
+    /// Opening both surfaces (spawn, handshakes), in ms.
+    pub open_ms: f64,
+    /// Closing both surfaces, in ms.
+    pub close_ms: f64,
+    /// `gen::run` with a test that does nothing: generation and proptest's runner, per case.
+    pub generation_us: f64,
+    /// Generated calls that were valid against the schema (the rest are invalid by
+    /// mutation, and the reference refuses them before the tool runs).
+    pub valid_calls: u32,
+    /// The MCP `tools/call` ([`crate::equivalence::LiveSurface::call`], outcome included).
+    pub mcp_call: Latency,
+    /// The MCP call's mean for valid arguments, and for invalid ones (µs).
+    pub mcp_call_valid_invalid_us: (f64, f64),
+    /// The ACP tool call (likewise).
+    pub acp_call: Latency,
+    /// The ACP call's mean for valid arguments, and for invalid ones (µs).
+    pub acp_call_valid_invalid_us: (f64, f64),
+    /// `status` through the MCP surface from the same blocking thread (second pass): the same
+    /// round trip without `read_file`'s work.
+    pub mcp_status: Latency,
+    /// `status` through the ACP surface, likewise.
+    pub acp_status: Latency,
+    /// The reference's own `Dispatcher::call` of each generated call, in this process on a
+    /// single-threaded runtime (as the reference serves; second pass): the tool's work,
+    /// including its hop to the blocking pool for valid arguments.
+    pub dispatcher_call: Latency,
+    /// The dispatcher call's mean for valid arguments, and for invalid ones (µs).
+    pub dispatcher_valid_invalid_us: (f64, f64),
+    /// The evidence lines and [`crate::equivalence::compare`], per case (mean).
+    pub compare_us: f64,
+    /// The whole test closure per case, `Handle::block_on` included (mean).
+    pub closure_us: f64,
+    /// The replica's loop per case (mean): comparable with [`GeneratedBench::per_call_us`]
+    /// without the open and close.
+    pub loop_per_call_us: f64,
+    /// The replica's loop per case with both surfaces' calls made at once (`tokio::join!`;
+    /// third pass, as `run_generated` calls them).
+    pub joined_per_call_us: Option<f64>,
+    /// A `cat` round trip via [`Peer`] in a `Handle::block_on` from the same blocking thread
+    /// (second pass): the floor as the generated loop sees it.
+    pub floor_in_loop: Latency,
+}
+
+/// The generated-equivalence plan against the reference: MCP at [`GENERATED_REVISION`] and
+/// ACP (tool method `_parity/tool`), both this binary's `reference`, with the reference
+/// target's equivalence settings, [`GENERATED_TOOL`] only, not stateful.
+fn generated_plan(calls: u32, seed: u64) -> Result<Plan, String> {
+    let target = crate::target::reference();
+    let (Some(m), Some(a)) = (&target.mcp, &target.acp) else {
+        return Err("the reference target has no MCP or no ACP surface".into());
+    };
+    let surfaces = vec![
+        SurfaceSpec::Mcp {
+            spec: PeerSpec::from_command_line(&m.command)?,
+            revision: GENERATED_REVISION.into(),
+            rules: m.rules.clone(),
+        },
+        SurfaceSpec::Acp {
+            spec: PeerSpec::from_command_line(&a.command)?,
+            method: a.tool_method.clone(),
+            rules: a.rules.clone(),
+        },
+    ];
+    Ok(Plan {
+        surfaces,
+        volatile: target.equivalence.volatile.clone(),
+        compare_messages: target.equivalence.compare_messages,
+        stateful: Vec::new(),
+        tools: vec![GENERATED_TOOL.into()],
+        cases: calls,
+        seed,
+        reference: true,
+    })
+}
+
+/// Runs [`generated`] on a fresh multi-threaded runtime on its own thread: the runtime
+/// `parity run` gives generated equivalence (the bench's own runtime is single-threaded).
+async fn generated_multi_thread(calls: u32, seed: u64) -> Result<GeneratedBench, String> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new()
+        .name("bench-generated".into())
+        .spawn(move || {
+            let out = match tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(rt) => rt.block_on(generated(calls, seed, "multi-thread")),
+                Err(e) => Err(format!("failed to start a multi-threaded runtime: {e}")),
+            };
+            let _ = tx.send(out);
+        })
+        .map_err(|e| format!("failed to start a thread: {e}"))?;
+    rx.await
+        .map_err(|_| "the generated-equivalence thread ended without figures".to_string())?
+}
+
+/// Generated equivalence of [`GENERATED_TOOL`] through MCP and ACP against the reference, on
+/// the current runtime: [`crate::equivalence::run_generated`] timed, then the breakdown.
+async fn generated(calls: u32, seed: u64, runtime: &'static str) -> Result<GeneratedBench, String> {
+    let timing = Timing::scaled(1.0);
+    let plan = generated_plan(calls, seed)?;
+    let tool = crate::equivalence::discover_tools(&plan, timing)
+        .await?
+        .into_iter()
+        .find(|t| t.get("name").and_then(Value::as_str) == Some(GENERATED_TOOL))
+        .ok_or_else(|| format!("the reference's tools/list has no {GENERATED_TOOL}"))?;
+    let t0 = Instant::now();
+    let case =
+        crate::equivalence::run_generated(Arc::new(plan.clone()), tool.clone(), timing).await;
+    let seconds = t0.elapsed().as_secs_f64();
+    if case.verdict != Verdict::Pass {
+        return Err(format!(
+            "{}: {}: {}",
+            case.id,
+            case.verdict.as_str(),
+            crate::util::clip(&case.message, 400)
+        ));
+    }
+    let breakdown = generated_breakdown(&plan, &tool, timing)
+        .await
+        .map_err(|e| eprintln!("error: generated equivalence breakdown ({runtime}): {e}"))
+        .ok();
+    Ok(GeneratedBench {
+        runtime,
+        tool: GENERATED_TOOL.into(),
+        surfaces: plan.surfaces.iter().map(SurfaceSpec::label).collect(),
+        calls,
+        seed,
+        seconds,
+        calls_per_s: f64::from(calls) / seconds,
+        per_call_us: seconds * 1e6 / f64::from(calls.max(1)),
+        breakdown,
+    })
+}
+
+/// Samples the breakdown's test closure collects (`valid` says which cases were valid).
+#[derive(Default)]
+struct GenSamples {
+    valid: Vec<bool>,
+    mcp: Vec<Duration>,
+    acp: Vec<Duration>,
+    compare: Duration,
+    closure: Duration,
+    floor: Vec<Duration>,
+    mcp_status: Vec<Duration>,
+    acp_status: Vec<Duration>,
+    dispatcher: Vec<Duration>,
+    dispatcher_valid: Vec<bool>,
+}
+
+/// Means (µs) of `samples` where `valid` is true, and where it is false (0 when none).
+fn split_means(samples: &[Duration], valid: &[bool]) -> (f64, f64) {
+    let mean = |want: bool| {
+        let picked: Vec<f64> = samples
+            .iter()
+            .zip(valid)
+            .filter(|(_, v)| **v == want)
+            .map(|(d, _)| d.as_secs_f64() * 1e6)
+            .collect();
+        if picked.is_empty() {
+            0.0
+        } else {
+            picked.iter().sum::<f64>() / picked.len() as f64
+        }
+    };
+    (mean(true), mean(false))
+}
+
+/// `status` through a live surface; its time, or why it failed.
+async fn status_call(surface: &mut LiveSurface) -> Result<Duration, String> {
+    let t = Instant::now();
+    let c = surface.call("status", &json!({})).await?;
+    let dt = t.elapsed();
+    if c.outcome.get("outcome").and_then(Value::as_str) == Some("ok") {
+        Ok(dt)
+    } else {
+        Err(format!("{}: status: {}", surface.label, c.outcome))
+    }
+}
+
+/// A sequential replica of generated equivalence's loop for `plan` (shared peers; one surface
+/// after the other, from a blocking thread), each step timed; then a
+/// second pass over the same generated calls for reference points: a `cat` round trip and a
+/// `status` call per surface from the same thread, and the reference's dispatcher in process.
+async fn generated_breakdown(
+    plan: &Plan,
+    tool: &Value,
+    timing: Timing,
+) -> Result<GeneratedBreakdown, String> {
+    let schema = tool
+        .get("inputSchema")
+        .cloned()
+        .unwrap_or_else(|| json!({"type": "object"}));
+    let config = crate::gen::GenConfig {
+        seed: plan.seed,
+        cases: plan.cases,
+        ..crate::gen::GenConfig::default()
+    };
+    let cases = f64::from(plan.cases.max(1));
+
+    // Generation alone, on a blocking thread as in run_generated.
+    let gen_schema = schema.clone();
+    let generation = tokio::task::spawn_blocking(move || {
+        let t0 = Instant::now();
+        let report = crate::gen::run(&config, crate::gen::arguments(&gen_schema), |_| Ok(()));
+        (t0.elapsed(), report.cases_run)
+    })
+    .await
+    .map_err(|e| format!("the generation task failed: {e}"))?;
+
+    let t0 = Instant::now();
+    let mut surfaces = Vec::new();
+    for spec in &plan.surfaces {
+        match LiveSurface::open(spec, timing).await {
+            Ok(s) => surfaces.push(s),
+            Err(e) => {
+                for s in surfaces {
+                    s.close(timing).await;
+                }
+                return Err(e);
+            }
+        }
+    }
+    let open = t0.elapsed();
+    let cat = match Rig::echo(&PeerSpec::new("cat", Vec::new())) {
+        Ok(r) => r,
+        Err(e) => {
+            for s in surfaces {
+                s.close(timing).await;
+            }
+            return Err(e);
+        }
+    };
+    let handle = tokio::runtime::Handle::current();
+    let plan2 = plan.clone();
+    let (root, root_guard) = crate::cli::reference_root(None).map_err(|e| e.to_string())?;
+    let dispatcher = parity_reference::dispatcher::Dispatcher::new(
+        parity_reference::dispatcher::DispatcherConfig::new(root),
+    );
+    let joined = tokio::task::spawn_blocking(move || {
+        // The reference serves on a single-threaded runtime; its dispatcher runs on one here.
+        let local = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| format!("failed to start a runtime: {e}"));
+        let state = std::cell::RefCell::new((surfaces, cat, GenSamples::default()));
+        // Pass 1: the replica, each step timed and nothing else in the loop.
+        let t0 = Instant::now();
+        let mut report = crate::gen::run(&config, crate::gen::arguments(&schema), |g| {
+            let mut st = state.borrow_mut();
+            let (surfaces, _, samples) = &mut *st;
+            samples.valid.push(g.valid);
+            let tc = Instant::now();
+            handle.block_on(async {
+                let mut results = Vec::with_capacity(surfaces.len());
+                let mut ev = Vec::with_capacity(surfaces.len());
+                let mut compare_time = Duration::ZERO;
+                for (i, s) in surfaces.iter_mut().enumerate() {
+                    let t = Instant::now();
+                    let c = s.call(GENERATED_TOOL, &g.arguments).await?;
+                    let dt = t.elapsed();
+                    let into = if i == 0 {
+                        &mut samples.mcp
+                    } else {
+                        &mut samples.acp
+                    };
+                    into.push(dt);
+                    let t = Instant::now();
+                    ev.push(format!(
+                        "{}: {}",
+                        s.label,
+                        crate::util::clip(&c.outcome.to_string(), 240)
+                    ));
+                    results.push((s.label.clone(), c));
+                    compare_time += t.elapsed();
+                }
+                let t = Instant::now();
+                let text = format!(
+                    "{GENERATED_TOOL} {}",
+                    crate::util::clip(&g.arguments.to_string(), 200)
+                );
+                let mismatch = crate::equivalence::compare(&plan2, &|| text.clone(), &results);
+                drop(ev);
+                samples.compare += compare_time + t.elapsed();
+                mismatch.map_or(Ok(()), Err)
+            })?;
+            samples.closure += tc.elapsed();
+            Ok(())
+        });
+        let looped = t0.elapsed();
+        // Pass 2: the same generated calls again, for the reference points only.
+        if report.failure.is_none() {
+            report = crate::gen::run(&config, crate::gen::arguments(&schema), |g| {
+                let local = local.as_ref().map_err(Clone::clone)?;
+                let mut st = state.borrow_mut();
+                let (surfaces, cat, samples) = &mut *st;
+                handle.block_on(async {
+                    samples.floor.push(cat.round().await?);
+                    for (i, s) in surfaces.iter_mut().enumerate() {
+                        let dt = status_call(s).await?;
+                        let into = if i == 0 {
+                            &mut samples.mcp_status
+                        } else {
+                            &mut samples.acp_status
+                        };
+                        into.push(dt);
+                    }
+                    Ok::<(), String>(())
+                })?;
+                let call = parity_reference::dispatcher::ToolCall::new(
+                    GENERATED_TOOL,
+                    g.arguments.clone(),
+                );
+                let t = Instant::now();
+                drop(local.block_on(dispatcher.call(call)));
+                samples.dispatcher.push(t.elapsed());
+                samples.dispatcher_valid.push(g.valid);
+                Ok(())
+            });
+        }
+        // Pass 3: the replica with both surfaces' calls made at once, as run_generated does.
+        let mut joined_loop = None;
+        if report.failure.is_none() {
+            let t0 = Instant::now();
+            report = crate::gen::run(&config, crate::gen::arguments(&schema), |g| {
+                let mut st = state.borrow_mut();
+                let (surfaces, _, _) = &mut *st;
+                let [a, b] = surfaces.as_mut_slice() else {
+                    return Err("pass 3 needs exactly two surfaces".into());
+                };
+                handle.block_on(async {
+                    let (ra, rb) = tokio::join!(
+                        a.call(GENERATED_TOOL, &g.arguments),
+                        b.call(GENERATED_TOOL, &g.arguments)
+                    );
+                    let results = vec![(a.label.clone(), ra?), (b.label.clone(), rb?)];
+                    let ev: Vec<String> = results
+                        .iter()
+                        .map(|(l, c)| {
+                            format!("{l}: {}", crate::util::clip(&c.outcome.to_string(), 240))
+                        })
+                        .collect();
+                    let text = format!(
+                        "{GENERATED_TOOL} {}",
+                        crate::util::clip(&g.arguments.to_string(), 200)
+                    );
+                    let mismatch = crate::equivalence::compare(&plan2, &|| text.clone(), &results);
+                    drop(ev);
+                    mismatch.map_or(Ok(()), Err)
+                })
+            });
+            joined_loop = Some(t0.elapsed());
+        }
+        let (surfaces, cat, samples) = state.into_inner();
+        (surfaces, cat, samples, report, looped, joined_loop)
+    })
+    .await;
+    let (surfaces, mut cat, samples, report, looped, joined_loop) =
+        joined.map_err(|e| format!("the replica's task failed: {e}"))?;
+    let t0 = Instant::now();
+    for s in surfaces {
+        s.close(timing).await;
+    }
+    let close = t0.elapsed();
+    let _ = cat.peer().shutdown(ShutdownGrace::default()).await;
+    drop(root_guard);
+    if let Some(f) = report.failure {
+        return Err(format!("a replica call failed: {}", f.message));
+    }
+    let summary = |s: &[Duration]| Latency::of(s).ok_or_else(|| "no samples".to_string());
+    Ok(GeneratedBreakdown {
+        open_ms: open.as_secs_f64() * 1e3,
+        close_ms: close.as_secs_f64() * 1e3,
+        generation_us: generation.0.as_secs_f64() * 1e6 / f64::from(generation.1.max(1)),
+        valid_calls: samples.valid.iter().filter(|v| **v).count() as u32,
+        mcp_call: summary(&samples.mcp)?,
+        mcp_call_valid_invalid_us: split_means(&samples.mcp, &samples.valid),
+        acp_call: summary(&samples.acp)?,
+        acp_call_valid_invalid_us: split_means(&samples.acp, &samples.valid),
+        mcp_status: summary(&samples.mcp_status)?,
+        acp_status: summary(&samples.acp_status)?,
+        dispatcher_call: summary(&samples.dispatcher)?,
+        dispatcher_valid_invalid_us: split_means(&samples.dispatcher, &samples.dispatcher_valid),
+        compare_us: samples.compare.as_secs_f64() * 1e6 / cases,
+        closure_us: samples.closure.as_secs_f64() * 1e6 / cases,
+        loop_per_call_us: looped.as_secs_f64() * 1e6 / cases,
+        joined_per_call_us: joined_loop.map(|d| d.as_secs_f64() * 1e6 / cases),
+        floor_in_loop: summary(&samples.floor)?,
+    })
 }
 
 /// Runs the big-line part in a child process (clean `VmHWM`) and reads its JSON line.
@@ -1087,6 +1567,12 @@ pub fn rows(r: &BenchReport) -> Vec<Row> {
             ));
         }
     }
+    for g in [&r.generated, &r.generated_current_thread]
+        .into_iter()
+        .flatten()
+    {
+        out.extend(generated_rows(g, floor));
+    }
     let mem_base = r.mem_echo.map(|m| m.median_us);
     for (name, lat) in [
         ("in-memory echo via Peer (duplex), median", r.mem_echo),
@@ -1155,6 +1641,160 @@ pub fn rows(r: &BenchReport) -> Vec<Row> {
                 "-",
             ));
         }
+    }
+    out
+}
+
+/// The rows of one generated-equivalence measurement: calls per second against two floor
+/// round trips per call (judged on the multi-threaded runtime only), then the breakdown.
+fn generated_rows(g: &GeneratedBench, floor: Option<Latency>) -> Vec<Row> {
+    let mut out = Vec::new();
+    let judged = g.runtime == "multi-thread";
+    let two_floors = floor.map(|f| 2.0 * f.median_us);
+    let vs_floor = |v: f64| {
+        (
+            two_floors
+                .map(|b| format!("2 × floor {}", us(b)))
+                .unwrap_or("-".into()),
+            two_floors
+                .map(|b| format!("{:.2}×", v / b))
+                .unwrap_or("-".into()),
+        )
+    };
+    let (baseline, ratio) = vs_floor(g.per_call_us);
+    out.push(row(
+        &format!(
+            "generated equivalence, {} via MCP+ACP ({}), calls/s",
+            g.tool, g.runtime
+        ),
+        format!("{:.0}/s ({}/call)", g.calls_per_s, us(g.per_call_us)),
+        &baseline,
+        &ratio,
+        if judged {
+            "≥ 5000/s (≤ 200 µs/call)"
+        } else {
+            "- (informational)"
+        },
+        &if judged {
+            yes_no(g.calls_per_s >= GENERATED_TARGET_PER_S)
+        } else {
+            "-".into()
+        },
+    ));
+    let Some(b) = &g.breakdown else {
+        return out;
+    };
+    let one_floor = floor.map(|f| f.median_us);
+    let per_floor = |v: f64| {
+        (
+            one_floor
+                .map(|f| format!("floor {}", us(f)))
+                .unwrap_or("-".into()),
+            one_floor
+                .map(|f| format!("{:.2}×", v / f))
+                .unwrap_or("-".into()),
+        )
+    };
+    let mean_median = |l: &Latency| format!("{} (median {:.1})", us(l.mean_us), l.median_us);
+    let split = |l: &Latency, (v, i): (f64, f64)| {
+        format!("{} (valid {v:.1}, invalid {i:.1})", us(l.mean_us))
+    };
+    let (mcp_base, mcp_ratio) = per_floor(b.mcp_call.mean_us);
+    let (acp_base, acp_ratio) = per_floor(b.acp_call.mean_us);
+    let (mcp_status_base, mcp_status_ratio) = per_floor(b.mcp_status.mean_us);
+    let (acp_status_base, acp_status_ratio) = per_floor(b.acp_status.mean_us);
+    let (loop_base, loop_ratio) = vs_floor(b.loop_per_call_us);
+    let (joined_base, joined_ratio) = match b.joined_per_call_us {
+        Some(j) => vs_floor(j),
+        None => ("-".into(), "-".into()),
+    };
+    let (cat_base, cat_ratio) = per_floor(b.floor_in_loop.median_us);
+    let overhead = b.closure_us - b.mcp_call.mean_us - b.acp_call.mean_us - b.compare_us;
+    let rest = b.loop_per_call_us - b.closure_us - b.generation_us;
+    for (name, figure, base, ratio) in [
+        (
+            "  sequential replica of the loop, per call (no open/close)",
+            us(b.loop_per_call_us),
+            loop_base,
+            loop_ratio,
+        ),
+        (
+            "  generation alone (gen::run, no-op test), per call",
+            us(b.generation_us),
+            "-".into(),
+            "-".into(),
+        ),
+        (
+            "  MCP tools/call read_file (LiveSurface::call), mean",
+            split(&b.mcp_call, b.mcp_call_valid_invalid_us),
+            mcp_base,
+            mcp_ratio,
+        ),
+        (
+            "  ACP tool call read_file (LiveSurface::call), mean",
+            split(&b.acp_call, b.acp_call_valid_invalid_us),
+            acp_base,
+            acp_ratio,
+        ),
+        (
+            "    MCP tools/call status (2nd pass), mean",
+            mean_median(&b.mcp_status),
+            mcp_status_base,
+            mcp_status_ratio,
+        ),
+        (
+            "    ACP tool call status (2nd pass), mean",
+            mean_median(&b.acp_status),
+            acp_status_base,
+            acp_status_ratio,
+        ),
+        (
+            "    reference Dispatcher::call read_file in process (2nd pass), mean",
+            split(&b.dispatcher_call, b.dispatcher_valid_invalid_us),
+            "-".into(),
+            "-".into(),
+        ),
+        (
+            "  evidence lines + compare, per call",
+            us(b.compare_us),
+            "-".into(),
+            "-".into(),
+        ),
+        (
+            "  block_on and closure overhead, per call",
+            us(overhead),
+            "-".into(),
+            "-".into(),
+        ),
+        (
+            "  rest (loop − closure − generation), per call",
+            us(rest),
+            "-".into(),
+            "-".into(),
+        ),
+        (
+            "  cat round trip from the blocking thread (2nd pass), median",
+            us(b.floor_in_loop.median_us),
+            cat_base,
+            cat_ratio,
+        ),
+        (
+            "  replica with MCP and ACP called at once, per call",
+            b.joined_per_call_us.map(us).unwrap_or("-".into()),
+            joined_base,
+            joined_ratio,
+        ),
+        (
+            "  valid calls; open both surfaces / close both",
+            format!(
+                "{} of {}; {:.1} / {:.1} ms",
+                b.valid_calls, g.calls, b.open_ms, b.close_ms
+            ),
+            "-".into(),
+            "-".into(),
+        ),
+    ] {
+        out.push(row(name, figure, &base, &ratio, "-", "-"));
     }
     out
 }
@@ -1242,6 +1882,44 @@ mod tests {
         assert_eq!(iso_date(0), "1970-01-01T00:00:00Z");
         assert_eq!(iso_date(951_782_400), "2000-02-29T00:00:00Z");
         assert_eq!(iso_date(1_767_225_599), "2025-12-31T23:59:59Z");
+    }
+
+    #[test]
+    fn split_means_separate_valid_from_invalid() {
+        let d = |us| Duration::from_micros(us);
+        let (v, i) = split_means(&[d(10), d(30), d(5)], &[true, true, false]);
+        assert_eq!((v, i), (20.0, 5.0));
+        assert_eq!(split_means(&[d(10)], &[true]), (10.0, 0.0));
+    }
+
+    #[test]
+    fn generated_rows_judge_only_the_multi_thread_figure() {
+        let g = GeneratedBench {
+            runtime: "multi-thread",
+            tool: GENERATED_TOOL.into(),
+            surfaces: vec!["mcp-stdio#2025-11-25".into(), "acp#v1".into()],
+            calls: 2000,
+            seed: 0,
+            seconds: 0.5,
+            calls_per_s: 4000.0,
+            per_call_us: 250.0,
+            breakdown: None,
+        };
+        let floor = Latency::of(&[Duration::from_micros(25)]);
+        let rows = generated_rows(&g, floor);
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].ratio, "5.00×");
+        assert_eq!(rows[0].met, "NO");
+        let fast = GeneratedBench {
+            calls_per_s: 6000.0,
+            ..g.clone()
+        };
+        assert_eq!(generated_rows(&fast, floor)[0].met, "yes");
+        let informational = GeneratedBench {
+            runtime: "current-thread",
+            ..g
+        };
+        assert_eq!(generated_rows(&informational, None)[0].met, "-");
     }
 
     #[test]

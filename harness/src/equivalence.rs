@@ -239,12 +239,18 @@ pub struct Plan {
 }
 
 /// Compares one call's results on every surface with the first; `None` when all agree.
-pub fn compare(plan: &Plan, call: &str, results: &[(String, Called)]) -> Option<String> {
+///
+/// `call` describes the call in the failure text; it is only formatted when there is one.
+pub fn compare(
+    plan: &Plan,
+    call: &dyn Fn() -> String,
+    results: &[(String, Called)],
+) -> Option<String> {
     let mut problems = Vec::new();
     for (label, c) in results {
         let mcp = label.starts_with("mcp");
         for p in outcome::envelope_problems(&c.response, mcp) {
-            problems.push(format!("{call}: {label}: envelope: {p}"));
+            problems.push(format!("{}: {label}: envelope: {p}", call()));
         }
     }
     let (base_label, base) = results.first()?;
@@ -254,7 +260,8 @@ pub fn compare(plan: &Plan, call: &str, results: &[(String, Called)]) -> Option<
         if a != b {
             let paths = outcome::differing_paths(&a, &b);
             problems.push(format!(
-                "{call}: {base_label} and {label} differ at {}\n{}",
+                "{}: {base_label} and {label} differ at {}\n{}",
+                call(),
                 paths.join(", "),
                 outcome::unified_diff(&a, &b, base_label, label)
             ));
@@ -299,18 +306,73 @@ async fn call_all(
     arguments: &Value,
 ) -> Result<Vec<String>, String> {
     let mut results = Vec::new();
-    let mut ev = Vec::new();
     for s in surfaces.iter_mut() {
         let c = s.call(name, arguments).await?;
-        ev.push(format!(
-            "{}: {}",
-            s.label,
-            crate::util::clip(&c.outcome.to_string(), 240)
-        ));
         results.push((s.label.clone(), c));
     }
-    match compare(plan, &call_text(name, arguments), &results) {
-        None => Ok(ev),
+    judge(plan, name, arguments, results)
+}
+
+/// As [`call_all`] without evidence, with the surfaces called at the same time: each surface
+/// is its own process with its own state, so a call of a tool that does not change state cannot
+/// race itself.
+async fn call_all_concurrently(
+    plan: &Plan,
+    surfaces: &mut Vec<LiveSurface>,
+    name: &str,
+    arguments: &Value,
+) -> Result<(), String> {
+    let mut set = tokio::task::JoinSet::new();
+    for (i, mut s) in std::mem::take(surfaces).into_iter().enumerate() {
+        let (name, arguments) = (name.to_string(), arguments.clone());
+        set.spawn(async move {
+            let r = s.call(&name, &arguments).await;
+            (i, s, r)
+        });
+    }
+    let mut back: Vec<(usize, LiveSurface, Result<Called, String>)> = Vec::new();
+    while let Some(joined) = set.join_next().await {
+        match joined {
+            Ok(x) => back.push(x),
+            Err(e) => return Err(format!("internal error: a surface's call task failed: {e}")),
+        }
+    }
+    back.sort_by_key(|(i, _, _)| *i);
+    let mut results = Vec::new();
+    let mut failure = None;
+    for (_, s, r) in back {
+        match r {
+            Ok(c) => results.push((s.label.clone(), c)),
+            Err(e) => failure = failure.or(Some(e)),
+        }
+        surfaces.push(s);
+    }
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    match compare(plan, &|| call_text(name, arguments), &results) {
+        None => Ok(()),
+        Some(m) => Err(m),
+    }
+}
+
+/// Compares one call's results; `Ok` holds evidence lines, `Err` the failure text.
+fn judge(
+    plan: &Plan,
+    name: &str,
+    arguments: &Value,
+    results: Vec<(String, Called)>,
+) -> Result<Vec<String>, String> {
+    match compare(plan, &|| call_text(name, arguments), &results) {
+        None => Ok(results
+            .iter()
+            .map(|(label, c)| {
+                format!(
+                    "{label}: {}",
+                    crate::util::clip(&c.outcome.to_string(), 240)
+                )
+            })
+            .collect()),
         Some(m) => Err(m),
     }
 }
@@ -459,64 +521,29 @@ pub async fn run_generated(plan: Arc<Plan>, tool: Value, timing: Timing) -> Case
         .cloned()
         .unwrap_or_else(|| json!({"type": "object"}));
     let stateful = plan.stateful.contains(&name);
-    let handle = tokio::runtime::Handle::current();
-    let shared = if stateful {
-        None
-    } else {
-        match open_all(&plan, timing).await {
-            Ok(s) => Some(Arc::new(tokio::sync::Mutex::new(s))),
-            Err(e) => {
-                return result(
-                    "equivalence.generated",
-                    id,
-                    req,
-                    Verdict::NotRun,
-                    e,
-                    Vec::new(),
-                    t0.elapsed().as_millis() as u64,
-                )
-            }
-        }
-    };
     let config = crate::gen::GenConfig {
         seed: plan.seed,
         cases: plan.cases,
         ..crate::gen::GenConfig::default()
     };
-    let plan2 = plan.clone();
-    let shared2 = shared.clone();
-    let tool_name = name.clone();
-    // proptest's runner is synchronous: it runs on a blocking thread and drives the async peers
-    // through the runtime's handle (never a nested runtime).
-    let report = tokio::task::spawn_blocking(move || {
-        let strategy = crate::gen::arguments(&schema);
-        crate::gen::run(&config, strategy, |g| {
-            handle.block_on(async {
-                match &shared2 {
-                    Some(s) => {
-                        let mut guard = s.lock().await;
-                        call_all(&plan2, &mut guard, &tool_name, &g.arguments)
-                            .await
-                            .map(|_| ())
-                    }
-                    None => {
-                        let mut fresh = open_all(&plan2, timing).await?;
-                        let r = call_all(&plan2, &mut fresh, &tool_name, &g.arguments)
-                            .await
-                            .map(|_| ());
-                        close_all(fresh, timing).await;
-                        r
-                    }
-                }
-            })
-        })
-    })
-    .await;
-    if let Some(s) = shared {
-        if let Ok(m) = Arc::try_unwrap(s) {
-            close_all(m.into_inner(), timing).await;
-        }
-    }
+    // proptest's runner is synchronous. It runs on a thread of its own with a single-threaded
+    // runtime that owns this case's peers, and drives them with that runtime's `block_on` on
+    // the same thread: no runtime is nested, and no call hops between threads.
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let (plan2, tool_name) = (plan.clone(), name.clone());
+    let spawned = std::thread::Builder::new()
+        .name(format!("parity-gen-{name}"))
+        .spawn(move || {
+            let _ = tx.send(generate_on_own_runtime(
+                &plan2, &tool_name, &schema, stateful, &config, timing,
+            ));
+        });
+    let report = match spawned {
+        Ok(_) => rx
+            .await
+            .unwrap_or_else(|_| Err("the generator thread ended without a report".into())),
+        Err(e) => Err(format!("failed to start the generator thread: {e}")),
+    };
     let ms = t0.elapsed().as_millis() as u64;
     let seed_line = format!(
         "seed {} · {} case(s) · {}",
@@ -533,8 +560,8 @@ pub async fn run_generated(plan: Arc<Plan>, tool: Value, timing: Timing) -> Case
             "equivalence.generated",
             id,
             req,
-            Verdict::Fail,
-            format!("internal error: the generator task failed: {e}"),
+            Verdict::NotRun,
+            e,
             vec![seed_line],
             ms,
         ),
@@ -578,6 +605,56 @@ pub async fn run_generated(plan: Arc<Plan>, tool: Value, timing: Timing) -> Case
             }
         },
     }
+}
+
+/// Runs the generator for one tool on the calling thread, with a single-threaded runtime of its
+/// own that starts, drives and stops the peers.
+///
+/// Errors: the runtime could not be built, or the surfaces could not be opened.
+fn generate_on_own_runtime(
+    plan: &Plan,
+    tool: &str,
+    schema: &Value,
+    stateful: bool,
+    config: &crate::gen::GenConfig,
+    timing: Timing,
+) -> Result<crate::gen::GenReport, String> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("failed to start the generator's runtime: {e}"))?;
+    let shared = if stateful {
+        None
+    } else {
+        Some(std::cell::RefCell::new(
+            rt.block_on(open_all(plan, timing))?,
+        ))
+    };
+    let strategy = crate::gen::arguments(schema);
+    let report = crate::gen::run(config, strategy, |g| {
+        rt.block_on(async {
+            match &shared {
+                Some(cell) => {
+                    let mut surfaces = std::mem::take(&mut *cell.borrow_mut());
+                    let r = call_all_concurrently(plan, &mut surfaces, tool, &g.arguments).await;
+                    *cell.borrow_mut() = surfaces;
+                    r
+                }
+                None => {
+                    let mut fresh = open_all(plan, timing).await?;
+                    let r = call_all(plan, &mut fresh, tool, &g.arguments)
+                        .await
+                        .map(|_| ());
+                    close_all(fresh, timing).await;
+                    r
+                }
+            }
+        })
+    });
+    if let Some(cell) = shared {
+        rt.block_on(close_all(cell.into_inner(), timing));
+    }
+    Ok(report)
 }
 
 /// The surfaces of a target: one MCP surface per era it speaks (as `eras` selects), then ACP.

@@ -74,7 +74,7 @@ pub use clock::{Clock, FixedClock, ManualClock, SystemClock};
 pub use lifecycle::{LifecycleSnapshot, LifecycleState};
 pub use outcome::{Outcome, OutcomeKind, OutcomeParseError, INVALID_PARAMS};
 pub use refusal::{catalogue, RefusalCode, UnknownRefusalCode};
-pub use tools::EXEC_OUTPUT_CAP;
+pub use tools::{EXEC_OUTPUT_CAP, INLINE_READ_MAX};
 
 use args::Field;
 

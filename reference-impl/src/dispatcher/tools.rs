@@ -39,33 +39,41 @@ fn owned_path(arguments: &Map<String, Value>, default: Option<&str>) -> String {
         .to_owned()
 }
 
+/// Files up to this size (256 KiB) are read on the calling task: the few syscalls cost less than
+/// the hop to a blocking thread. Larger files are read on the blocking pool, so a big read never
+/// stalls the surface's other requests.
+pub const INLINE_READ_MAX: u64 = 256 * 1024;
+
 /// `read_file {path}` → `{"content": string}`.
 pub(crate) async fn read_file(
     root: &Path,
     arguments: &Map<String, Value>,
 ) -> Result<Value, Failure> {
-    let root = root.to_path_buf();
     let user = owned_path(arguments, None);
-    blocking(move || {
-        let path = resolve(&root, &user)?;
-        let meta = fs::metadata(&path).map_err(|e| io_failure(&user, &e))?;
-        if meta.is_dir() {
-            return Err(Failure::refused(
-                RefusalCode::IsADirectory,
-                format!("path `{user}` is a directory"),
-            ));
-        }
-        if !meta.is_file() {
-            return Err(Failure::ToolError(format!(
-                "path `{user}` is not a regular file"
-            )));
-        }
+    let path = resolve(root, &user)?;
+    let meta = fs::metadata(&path).map_err(|e| io_failure(&user, &e))?;
+    if meta.is_dir() {
+        return Err(Failure::refused(
+            RefusalCode::IsADirectory,
+            format!("path `{user}` is a directory"),
+        ));
+    }
+    if !meta.is_file() {
+        return Err(Failure::ToolError(format!(
+            "path `{user}` is not a regular file"
+        )));
+    }
+    let read = move || {
         let bytes = fs::read(&path).map_err(|e| io_failure(&user, &e))?;
         let content = String::from_utf8(bytes)
             .map_err(|_| Failure::ToolError(format!("file `{user}` is not valid UTF-8")))?;
         Ok(json!({ "content": content }))
-    })
-    .await
+    };
+    if meta.len() <= INLINE_READ_MAX {
+        read()
+    } else {
+        blocking(read).await
+    }
 }
 
 /// `write_file {path, content}` → `{"bytes_written": n}`.
