@@ -520,6 +520,25 @@ impl Fault for CrashOnNonObject {
     }
 }
 
+/// Exits (status 0) on an extension notification (a method starting with `_`, no id): the
+/// agent treats the unknown method as fatal instead of ignoring it.
+struct ExitOnExtNotification;
+impl Fault for ExitOnExtNotification {
+    fn on_input(&mut self, line: &[u8], io: &mut Io) -> Flow {
+        if let Some(v) = parse(line) {
+            let ext_note = v.get("id").is_none()
+                && v.get("method")
+                    .and_then(Value::as_str)
+                    .is_some_and(|m| m.starts_with('_'));
+            if ext_note {
+                return Flow::Exit(0);
+            }
+        }
+        io.to_server.push(line.to_vec());
+        Flow::Continue
+    }
+}
+
 // --- prompt turns ----------------------------------------------------------------------------
 
 fn bad_stop_reason(v: &mut Value) {
@@ -839,6 +858,12 @@ pub fn acp_catalogue() -> &'static [AcpFaultInfo] {
                 "answers a session/new whose stdio `env` is a map with -32603 (an internal error) instead of -32602 or a session",
                 ["acp.session.new-invalid-params"],
                 || Box::new(Intercept(env_internal_error))
+            ),
+            acp_fault!(
+                "acp-exit-on-ext-notification",
+                "exits when an unknown `_` extension notification arrives instead of ignoring it",
+                ["acp.ext.unknown-notification-ignored"],
+                || Box::new(ExitOnExtNotification)
             ),
             acp_fault!(
                 "acp-crash-on-non-object",

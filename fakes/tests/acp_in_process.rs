@@ -567,6 +567,20 @@ fn case(name: &str) -> Option<Case> {
                 )
             },
         ),
+        "acp-exit-on-ext-notification" => c(
+            vec![
+                init(),
+                note("_x/note", json!({})),
+                req(9, "_x/y", json!({})),
+            ],
+            |o| {
+                ensure(o.status == 0, format!("exit status {}, not 0", o.status))?;
+                ensure(
+                    o.response(&json!(9)).is_err(),
+                    "the agent still answers after an extension notification",
+                )
+            },
+        ),
         "acp-crash-on-non-object" => c(
             vec![init(), Step::Send(json!(5)), req(9, "_x/y", json!({}))],
             |o| {
@@ -720,7 +734,7 @@ async fn every_acp_fault_shows_its_wire_effect_and_the_reference_does_not() {
 #[test]
 fn acp_fault_names_are_unique_prefixed_and_each_trips_a_check() {
     let all: &[AcpFaultInfo] = acp_catalogue();
-    assert_eq!(all.len(), 28);
+    assert_eq!(all.len(), 29);
     let mut seen = HashSet::new();
     for f in all {
         assert!(seen.insert(f.name), "duplicate name {}", f.name);
