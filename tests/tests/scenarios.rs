@@ -388,8 +388,15 @@ steps:
 #[test]
 fn shipped_scenarios_pass_against_the_reference_in_both_eras() -> TestResult {
     let shipped = scenario::shipped()?;
-    assert!((4..=6).contains(&shipped.len()), "{}", shipped.len());
-    let (run, report) = run_json(&["--filter", "mcp.scenario.*"])?;
+    assert!((4..=8).contains(&shipped.len()), "{}", shipped.len());
+    let (run, report) = run_json(&[
+        "--profile",
+        "mcp",
+        "--filter",
+        "mcp.scenario.*",
+        "--filter",
+        "equivalence.reference.*",
+    ])?;
     run.assert_code(0);
     let v = verdicts(&report);
     assert_eq!(v.len(), shipped.len() * 2, "{}", run.dump());
@@ -410,7 +417,14 @@ fn shipped_scenarios_pass_against_the_reference_in_both_eras() -> TestResult {
 fn reference_only_scenarios_are_skipped_for_other_targets() -> TestResult {
     let bin = parity_bin();
     let cmd = format!("{} reference mcp", bin.display());
-    let (run, report) = run_json(&["--mcp", &cmd, "--filter", "mcp.scenario.*"])?;
+    let (run, report) = run_json(&[
+        "--mcp",
+        &cmd,
+        "--filter",
+        "mcp.scenario.*",
+        "--filter",
+        "equivalence.reference.*",
+    ])?;
     run.assert_code(0);
     let shipped = scenario::shipped()?;
     let mut skipped = 0;
@@ -436,12 +450,16 @@ fn reference_only_scenarios_are_skipped_for_other_targets() -> TestResult {
 
 #[test]
 fn every_shipped_file_is_embedded() -> TestResult {
-    let dir = workspace_root().join("scenarios/mcp");
-    let mut on_disk: Vec<String> = scenario::scenario_files(&dir)?
-        .iter()
-        .filter_map(|p| p.file_name().and_then(|n| n.to_str()).map(str::to_string))
-        .map(|n| format!("scenarios/mcp/{n}"))
-        .collect();
+    let mut on_disk: Vec<String> = Vec::new();
+    for sub in ["mcp", "equivalence"] {
+        let dir = workspace_root().join("scenarios").join(sub);
+        on_disk.extend(
+            scenario::scenario_files(&dir)?
+                .iter()
+                .filter_map(|p| p.file_name().and_then(|n| n.to_str()).map(str::to_string))
+                .map(|n| format!("scenarios/{sub}/{n}")),
+        );
+    }
     on_disk.sort();
     let mut embedded: Vec<String> = scenario::shipped_files()
         .iter()
