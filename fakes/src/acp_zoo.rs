@@ -3,18 +3,11 @@
 //! Each fault is a small struct implementing [`Fault`] around the clean reference agent
 //! (`parity_reference::acp`), plus an entry in [`acp_catalogue`] naming the checks it must trip.
 
+use crate::layer::{emit, error_code, error_reply, parse, MapOut, Methods};
 use crate::{AcpFaultInfo, AcpProfile, Fault, Flow, Io};
 use parity_reference::acp::TOOL_METHOD;
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
-
-fn parse(line: &[u8]) -> Option<Value> {
-    serde_json::from_slice(line).ok()
-}
-
-fn emit(io: &mut Io, v: &Value) {
-    io.client_line(serde_json::to_vec(v).unwrap_or_default());
-}
 
 /// A key for a request id that keeps `0` and `"0"` apart.
 fn id_key(id: &Value) -> String {
@@ -35,46 +28,6 @@ fn is_response(v: &Value) -> bool {
 /// Whether `v` is a notification (an object with a `method` and no `id` member).
 fn is_notification(v: &Value) -> bool {
     v.is_object() && v.get("method").is_some() && v.get("id").is_none()
-}
-
-fn error_code(v: &Value) -> Option<i64> {
-    v.pointer("/error/code").and_then(Value::as_i64)
-}
-
-fn error_reply(id: &Value, code: i64, message: &str) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
-}
-
-/// Remembers the method of every client request by id, so output rewrites can key on it.
-#[derive(Default)]
-struct Methods(HashMap<String, String>);
-impl Methods {
-    fn note(&mut self, line: &[u8]) {
-        if let Some(v) = parse(line) {
-            if let (Some(id), Some(m)) = (v.get("id"), request_method(&v)) {
-                self.0.insert(id_key(id), m.to_string());
-            }
-        }
-    }
-    fn of(&self, v: &Value) -> Option<&str> {
-        v.get("id")
-            .and_then(|id| self.0.get(&id_key(id)))
-            .map(String::as_str)
-    }
-}
-
-/// A fault that rewrites each parsed output message with a function.
-struct MapOut(fn(&mut Value));
-impl Fault for MapOut {
-    fn on_output(&mut self, line: &[u8], io: &mut Io) {
-        match parse(line) {
-            Some(mut v) => {
-                (self.0)(&mut v);
-                emit(io, &v);
-            }
-            None => io.client_line(line),
-        }
-    }
 }
 
 /// Rewrites the whole response message to requests of one method.

@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 
 mod acp_zoo;
+mod layer;
 mod zoo;
 
 use parity_reference::acp::AcpAgentConfig;

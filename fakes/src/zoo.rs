@@ -1,48 +1,9 @@
 //! The faults. Each is small: a struct implementing [`Fault`] and an entry in [`catalogue`].
 
+use crate::layer::{emit, error_code, parse, MapOut, Methods};
 use crate::{AtEof, Fault, FaultInfo, Flow, Io};
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
-
-fn parse(line: &[u8]) -> Option<Value> {
-    serde_json::from_slice(line).ok()
-}
-
-fn emit(io: &mut Io, v: &Value) {
-    io.client_line(serde_json::to_vec(v).unwrap_or_default());
-}
-
-/// A fault that rewrites each parsed output message with a closure-like function.
-struct MapOut(fn(&mut Value));
-impl Fault for MapOut {
-    fn on_output(&mut self, line: &[u8], io: &mut Io) {
-        match parse(line) {
-            Some(mut v) => {
-                (self.0)(&mut v);
-                emit(io, &v);
-            }
-            None => io.client_line(line),
-        }
-    }
-}
-
-/// Remembers the method of every client request by id, so output rewrites can key on it.
-#[derive(Default)]
-struct Methods(HashMap<String, String>);
-impl Methods {
-    fn note(&mut self, line: &[u8]) {
-        if let Some(v) = parse(line) {
-            if let (Some(id), Some(m)) = (v.get("id"), v.get("method").and_then(Value::as_str)) {
-                self.0.insert(id.to_string(), m.to_string());
-            }
-        }
-    }
-    fn of(&self, v: &Value) -> Option<&str> {
-        v.get("id")
-            .and_then(|id| self.0.get(&id.to_string()))
-            .map(String::as_str)
-    }
-}
 
 /// Rewrites results of one method.
 struct MapResult {
@@ -76,10 +37,6 @@ fn map_result(method: &'static str, f: fn(&mut Value)) -> Box<dyn Fault> {
         f,
         methods: Methods::default(),
     })
-}
-
-fn error_code(v: &Value) -> Option<i64> {
-    v.pointer("/error/code").and_then(Value::as_i64)
 }
 
 // --- framing and stdout purity ---------------------------------------------------------------

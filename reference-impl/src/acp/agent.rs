@@ -669,3 +669,18 @@ impl Agent {
         None
     }
 }
+
+impl crate::mcp::framing::LineSurface for Agent {
+    fn handle_line(&mut self, bytes: &[u8]) {
+        Agent::handle_line(self, bytes);
+    }
+    fn reply_parse_error(&self) {
+        Agent::reply_parse_error(self);
+    }
+    fn reap(&mut self) {
+        Agent::reap(self);
+    }
+    fn shutdown(self) -> impl std::future::Future<Output = ()> + Send {
+        Agent::shutdown(self)
+    }
+}

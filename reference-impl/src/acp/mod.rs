@@ -107,10 +107,9 @@ use std::io;
 use std::sync::Arc;
 
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::mpsc;
 
 use crate::dispatcher::{Dispatcher, DispatcherConfig};
-use crate::mcp::framing::{self, Frame, LineReader};
+use crate::mcp::framing;
 
 use agent::Agent;
 
@@ -187,43 +186,21 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (queue, outbox) = mpsc::unbounded_channel::<Vec<u8>>();
-    let mut writer_task = tokio::spawn(framing::write_loop(writer, outbox));
-    let mut agent = Agent::new(
-        dispatcher,
-        queue,
-        config.tool_method,
-        config.agent_name,
-        config.agent_version,
-    );
-    let mut lines = LineReader::new(reader, MAX_LINE_BYTES);
-    let mut writer_result = None;
-    let read_result = loop {
-        tokio::select! {
-            frame = lines.next_frame() => match frame {
-                Ok(Frame::Line(bytes)) => agent.handle_line(&bytes),
-                Ok(Frame::TooLong) => agent.reply_parse_error(),
-                Ok(Frame::Eof) => break Ok(()),
-                Err(e) => break Err(e),
-            },
-            done = &mut writer_task => {
-                writer_result = Some(done);
-                break Ok(());
-            }
-        }
-        agent.reap();
-    };
-    agent.shutdown().await;
-    let written = match writer_result {
-        Some(done) => done,
-        None => writer_task.await,
-    };
-    let written =
-        written.unwrap_or_else(|e| Err(io::Error::other(format!("writer task failed: {e}"))));
-    if let Err(e) = &written {
-        eprintln!("parity-reference acp: failed to write output: {e}");
-    }
-    read_result.and(written)
+    framing::serve_lines(
+        reader,
+        writer,
+        |queue| {
+            Agent::new(
+                dispatcher,
+                queue,
+                config.tool_method,
+                config.agent_name,
+                config.agent_version,
+            )
+        },
+        "parity-reference acp",
+    )
+    .await
 }
 
 /// [`serve`] over the process's stdin and stdout.

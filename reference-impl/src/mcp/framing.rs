@@ -102,3 +102,66 @@ pub(crate) async fn write_loop<W: AsyncWrite + Unpin>(
     writer.flush().await?;
     writer.shutdown().await
 }
+
+/// A line-based JSON-RPC surface (the MCP server, the ACP agent) as [`serve_lines`] drives it.
+pub(crate) trait LineSurface {
+    /// Handles one input line (without its `\n`).
+    fn handle_line(&mut self, bytes: &[u8]);
+    /// Answers an over-long line.
+    fn reply_parse_error(&self);
+    /// Drops the results of finished tasks.
+    fn reap(&mut self);
+    /// Aborts in-flight work so nothing more is sent, and releases the writer queue.
+    fn shutdown(self) -> impl std::future::Future<Output = ()> + Send;
+}
+
+/// The serve loop both surfaces share: one writer task fed by a queue, lines read with the cap
+/// [`super::MAX_LINE_BYTES`] and handed to the surface `make` builds over the queue, until EOF
+/// on `reader` or a failed write; then the surface shuts down and the queued output is
+/// flushed. `label` names the surface in the one stderr line a write failure gets.
+///
+/// # Errors
+/// An I/O error reading `reader`, or writing/flushing `writer`. EOF is `Ok(())`.
+pub(crate) async fn serve_lines<R, W, S>(
+    reader: R,
+    writer: W,
+    make: impl FnOnce(tokio::sync::mpsc::UnboundedSender<Vec<u8>>) -> S,
+    label: &str,
+) -> io::Result<()>
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+    S: LineSurface,
+{
+    let (queue, outbox) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
+    let mut writer_task = tokio::spawn(write_loop(writer, outbox));
+    let mut surface = make(queue);
+    let mut lines = LineReader::new(reader, super::MAX_LINE_BYTES);
+    let mut writer_result = None;
+    let read_result = loop {
+        tokio::select! {
+            frame = lines.next_frame() => match frame {
+                Ok(Frame::Line(bytes)) => surface.handle_line(&bytes),
+                Ok(Frame::TooLong) => surface.reply_parse_error(),
+                Ok(Frame::Eof) => break Ok(()),
+                Err(e) => break Err(e),
+            },
+            done = &mut writer_task => {
+                writer_result = Some(done);
+                break Ok(());
+            }
+        }
+        surface.reap();
+    };
+    surface.shutdown().await;
+    let written = match writer_result {
+        Some(done) => done,
+        None => writer_task.await,
+    };
+    let written =
+        written.unwrap_or_else(|e| Err(io::Error::other(format!("writer task failed: {e}"))));
+    if let Err(e) = &written {
+        eprintln!("{label}: failed to write output: {e}");
+    }
+    read_result.and(written)
+}

@@ -40,11 +40,9 @@ use std::io;
 use std::sync::Arc;
 
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::mpsc;
 
 use crate::dispatcher::{Dispatcher, DispatcherConfig};
 
-use framing::{Frame, LineReader};
 use server::Server;
 
 /// The stateless revision served in modern mode.
@@ -129,43 +127,21 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (queue, outbox) = mpsc::unbounded_channel::<Vec<u8>>();
-    let mut writer_task = tokio::spawn(framing::write_loop(writer, outbox));
-    let mut server = Server::new(
-        dispatcher,
-        queue,
-        config.page_size,
-        config.server_name,
-        config.server_version,
-    );
-    let mut lines = LineReader::new(reader, MAX_LINE_BYTES);
-    let mut writer_result = None;
-    let read_result = loop {
-        tokio::select! {
-            frame = lines.next_frame() => match frame {
-                Ok(Frame::Line(bytes)) => server.handle_line(&bytes),
-                Ok(Frame::TooLong) => server.reply_parse_error(),
-                Ok(Frame::Eof) => break Ok(()),
-                Err(e) => break Err(e),
-            },
-            done = &mut writer_task => {
-                writer_result = Some(done);
-                break Ok(());
-            }
-        }
-        server.reap();
-    };
-    server.shutdown().await;
-    let written = match writer_result {
-        Some(done) => done,
-        None => writer_task.await,
-    };
-    let written =
-        written.unwrap_or_else(|e| Err(io::Error::other(format!("writer task failed: {e}"))));
-    if let Err(e) = &written {
-        eprintln!("parity-reference mcp: failed to write output: {e}");
-    }
-    read_result.and(written)
+    framing::serve_lines(
+        reader,
+        writer,
+        |queue| {
+            Server::new(
+                dispatcher,
+                queue,
+                config.page_size,
+                config.server_name,
+                config.server_version,
+            )
+        },
+        "parity-reference mcp",
+    )
+    .await
 }
 
 /// [`serve`] over the process's stdin and stdout.

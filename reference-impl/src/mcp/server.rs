@@ -668,3 +668,18 @@ fn check_meta(id: &Value, params: Option<&Value>) -> Result<(), Value> {
         ))),
     }
 }
+
+impl crate::mcp::framing::LineSurface for Server {
+    fn handle_line(&mut self, bytes: &[u8]) {
+        Server::handle_line(self, bytes);
+    }
+    fn reply_parse_error(&self) {
+        Server::reply_parse_error(self);
+    }
+    fn reap(&mut self) {
+        Server::reap(self);
+    }
+    fn shutdown(self) -> impl std::future::Future<Output = ()> + Send {
+        Server::shutdown(self)
+    }
+}
