@@ -89,11 +89,12 @@ pub fn answer_agent_request(req: &Value) -> Value {
 }
 
 /// Makes `client` an ACP session: no `_meta` on requests, agent requests answered by
-/// [`answer_agent_request`].
+/// [`answer_agent_request`], a one-message batch read as its message.
 pub fn as_acp(mut client: Client) -> Client {
     client.era = Era::Legacy;
     client.revision = REVISION.to_string();
     client.answer = answer_agent_request;
+    client.unwrap_batches = true;
     client
 }
 

@@ -57,11 +57,14 @@ fn unanswered(what: &str, reply: &Reply) -> Status {
     }
 }
 
-/// Sends an unknown extension request as a probe and reports whether the agent still answers
-/// requests (any response with the probe's id counts).
+/// Sends `initialize` again as a probe and reports whether the agent still answers requests
+/// (any response with the probe's id counts, an error too: some agents refuse a second
+/// `initialize`). A core method, so an agent's handling of extensions never colours the
+/// verdict of another check.
 async fn still_serving(c: &mut Client) -> bool {
     matches!(
-        c.request("_parity_probe/alive", json!({})).await,
+        c.request("initialize", acp::initialize_params(acp::PROTOCOL_VERSION))
+            .await,
         Ok(Reply::Message(_))
     )
 }
@@ -544,10 +547,20 @@ async fn cancel_body(ctx: &Ctx, c: &mut Client, _init: &Value) -> Status {
     let early = got
         .iter()
         .filter_map(|i| i.value())
+        .flat_map(|v| match v {
+            Value::Array(items) => items.iter().collect::<Vec<_>>(),
+            one => vec![one],
+        })
         .find(|v| v.get("method").is_none() && v.get("id") == Some(&id))
         .cloned();
     if let Err(e) = acp::cancel(c, &sid).await {
         return io_err(e);
+    }
+    if let Some(v) = early.as_ref().filter(|v| v.get("error").is_some()) {
+        return Status::Advisory(format!(
+            "the prompt was refused before the cancel (an agent that needs credentials may do so): {}",
+            crate::util::clip(&v.to_string(), 200)
+        ));
     }
     let r = match early {
         Some(v) => Reply::Message(v),
@@ -658,20 +671,29 @@ fn update_after_new(input: &MonitorInput) -> Finding {
         let mut known: HashSet<String> = HashSet::new();
         let methods = m::c2s_methods(s);
         for e in s.events.iter().filter(|e| e.dir == Dir::S2c) {
-            let Some(v) = e
+            let Some(line) = e
                 .line()
                 .and_then(|l| serde_json::from_slice::<Value>(&l.bytes).ok())
             else {
                 continue;
             };
-            if let (Some(id), Some(sid)) = (v.get("id"), v.pointer("/result/sessionId")) {
-                if methods.get(&id.to_string()).map(String::as_str) == Some("session/new") {
-                    if let Some(sid) = sid.as_str() {
-                        known.insert(sid.to_string());
+            // A batch (which v1 does not have; `acp.stdio.no-batches` judges it) is read
+            // member by member.
+            let messages = match line {
+                Value::Array(items) => items,
+                one => vec![one],
+            };
+            for v in messages {
+                if let (Some(id), Some(sid)) = (v.get("id"), v.pointer("/result/sessionId")) {
+                    if methods.get(&id.to_string()).map(String::as_str) == Some("session/new") {
+                        if let Some(sid) = sid.as_str() {
+                            known.insert(sid.to_string());
+                        }
                     }
                 }
-            }
-            if v.get("method").and_then(Value::as_str) == Some("session/update") {
+                if v.get("method").and_then(Value::as_str) != Some("session/update") {
+                    continue;
+                }
                 if let Some(sid) = v.pointer("/params/sessionId").and_then(Value::as_str) {
                     if !known.contains(sid) {
                         problems.push(format!(

@@ -82,6 +82,52 @@ pub struct LiveSurface {
     session: Option<String>,
 }
 
+/// Why one call through the surfaces gave no verdict of equality.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallFailure {
+    /// Every surface answered, and the outcomes (or envelopes) differ: the text says where.
+    Mismatch(String),
+    /// A surface did not answer: it timed out (`timeout`), or closed, failed to start or could
+    /// not be written to. Never shrunk; the case is `timeout` or `not-run`.
+    Transport {
+        /// The surface ran past the per-message deadline.
+        timeout: bool,
+        /// What happened, naming the surface.
+        text: String,
+    },
+}
+
+impl CallFailure {
+    fn transport(text: String) -> CallFailure {
+        CallFailure::Transport {
+            timeout: false,
+            text,
+        }
+    }
+    /// The verdict the failure gives a case.
+    pub fn verdict(&self) -> Verdict {
+        match self {
+            CallFailure::Mismatch(_) => Verdict::Fail,
+            CallFailure::Transport { timeout: true, .. } => Verdict::Timeout,
+            CallFailure::Transport { .. } => Verdict::NotRun,
+        }
+    }
+    /// The text of the failure.
+    pub fn text(&self) -> &str {
+        match self {
+            CallFailure::Mismatch(t) | CallFailure::Transport { text: t, .. } => t,
+        }
+    }
+}
+
+impl From<CallFailure> for String {
+    fn from(f: CallFailure) -> String {
+        match f {
+            CallFailure::Mismatch(t) | CallFailure::Transport { text: t, .. } => t,
+        }
+    }
+}
+
 /// One call's result on one surface.
 #[derive(Debug, Clone)]
 pub struct Called {
@@ -151,8 +197,9 @@ impl LiveSurface {
 
     /// Calls a tool and reads the outcome.
     ///
-    /// Errors: the request could not be written, or no response arrived (timeout, EOF).
-    pub async fn call(&mut self, name: &str, arguments: &Value) -> Result<Called, String> {
+    /// Errors: [`CallFailure::Transport`] when the request could not be written or no response
+    /// arrived (timeout, EOF).
+    pub async fn call(&mut self, name: &str, arguments: &Value) -> Result<Called, CallFailure> {
         let reply = match &self.spec {
             SurfaceSpec::Mcp { .. } => {
                 self.client
@@ -171,10 +218,15 @@ impl LiveSurface {
                 .await
             }
         }
-        .map_err(|e| format!("{}: {e}", self.label))?;
+        .map_err(|e| CallFailure::transport(format!("{}: {e}", self.label)))?;
         let response = match reply {
             Reply::Message(v) => v,
-            other => return Err(format!("{}: {name}: {}", self.label, other.describe())),
+            other => {
+                return Err(CallFailure::Transport {
+                    timeout: matches!(other, Reply::Timeout),
+                    text: format!("{}: {name}: {}", self.label, other.describe()),
+                })
+            }
         };
         let outcome = match &self.spec {
             SurfaceSpec::Mcp { rules, .. } => outcome::from_mcp(&response, rules),
@@ -304,7 +356,7 @@ async fn call_all(
     surfaces: &mut [LiveSurface],
     name: &str,
     arguments: &Value,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, CallFailure> {
     let mut results = Vec::new();
     for s in surfaces.iter_mut() {
         let c = s.call(name, arguments).await?;
@@ -321,7 +373,7 @@ async fn call_all_concurrently(
     surfaces: &mut Vec<LiveSurface>,
     name: &str,
     arguments: &Value,
-) -> Result<(), String> {
+) -> Result<(), CallFailure> {
     let mut set = tokio::task::JoinSet::new();
     for (i, mut s) in std::mem::take(surfaces).into_iter().enumerate() {
         let (name, arguments) = (name.to_string(), arguments.clone());
@@ -330,11 +382,15 @@ async fn call_all_concurrently(
             (i, s, r)
         });
     }
-    let mut back: Vec<(usize, LiveSurface, Result<Called, String>)> = Vec::new();
+    let mut back: Vec<(usize, LiveSurface, Result<Called, CallFailure>)> = Vec::new();
     while let Some(joined) = set.join_next().await {
         match joined {
             Ok(x) => back.push(x),
-            Err(e) => return Err(format!("internal error: a surface's call task failed: {e}")),
+            Err(e) => {
+                return Err(CallFailure::transport(format!(
+                    "internal error: a surface's call task failed: {e}"
+                )))
+            }
         }
     }
     back.sort_by_key(|(i, _, _)| *i);
@@ -352,7 +408,7 @@ async fn call_all_concurrently(
     }
     match compare(plan, &|| call_text(name, arguments), &results) {
         None => Ok(()),
-        Some(m) => Err(m),
+        Some(m) => Err(CallFailure::Mismatch(m)),
     }
 }
 
@@ -362,7 +418,7 @@ fn judge(
     name: &str,
     arguments: &Value,
     results: Vec<(String, Called)>,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, CallFailure> {
     match compare(plan, &|| call_text(name, arguments), &results) {
         None => Ok(results
             .iter()
@@ -373,7 +429,7 @@ fn judge(
                 )
             })
             .collect()),
-        Some(m) => Err(m),
+        Some(m) => Err(CallFailure::Mismatch(m)),
     }
 }
 
@@ -462,9 +518,9 @@ pub async fn run_scenario(plan: &Plan, scenario: &Scenario, timing: Timing) -> C
         for (i, (name, args)) in scenario_calls(scenario).iter().enumerate() {
             match call_all(plan, &mut surfaces, name, args).await {
                 Ok(lines) => ev.extend(lines),
-                Err(m) => {
+                Err(f) => {
                     ev.push(format!("call {i}: {}", call_text(name, args)));
-                    out = (Verdict::Fail, m, ev.clone());
+                    out = (f.verdict(), f.text().to_string(), ev.clone());
                     break;
                 }
             }
@@ -520,6 +576,16 @@ pub async fn run_generated(plan: Arc<Plan>, tool: Value, timing: Timing) -> Case
         .get("inputSchema")
         .cloned()
         .unwrap_or_else(|| json!({"type": "object"}));
+    if let Err(e) = crate::gen::check_size(&schema) {
+        return result(
+            id,
+            req,
+            Verdict::NotRun,
+            e,
+            Vec::new(),
+            t0.elapsed().as_millis() as u64,
+        );
+    }
     let stateful = plan.stateful.contains(&name);
     let config = crate::gen::GenConfig {
         seed: plan.seed,
@@ -555,50 +621,86 @@ pub async fn run_generated(plan: Arc<Plan>, tool: Value, timing: Timing) -> Case
             "shared peers"
         }
     );
-    match report {
-        Err(e) => result(id, req, Verdict::NotRun, e, vec![seed_line], ms),
-        Ok(r) => match r.failure {
-            None => result(
+    let (r, broken) = match report {
+        Err(e) => return result(id, req, Verdict::NotRun, e, vec![seed_line], ms),
+        Ok(x) => x,
+    };
+    let mut ev = vec![seed_line];
+    let broken_line = broken.as_ref().map(|(f, g)| {
+        format!(
+            "a surface stopped answering at {}: {}",
+            crate::gen::scenario_step(&name, g),
+            f.text()
+        )
+    });
+    match (r.failure, broken, r.aborted) {
+        (Some(f), _, _) => {
+            let step = crate::gen::scenario_step(&name, &f.minimal);
+            ev.push(format!(
+                "minimal call (paste into a scenario's steps): {step}"
+            ));
+            if let Some(o) = &f.original {
+                ev.push(format!(
+                    "first failing call before shrinking: {}",
+                    crate::gen::scenario_step(&name, o)
+                ));
+            }
+            ev.extend(broken_line);
+            result(
                 id,
                 req,
-                Verdict::Pass,
-                String::new(),
-                vec![
-                    seed_line,
-                    format!("{} generated call(s) agreed", r.cases_run),
-                ],
+                Verdict::Fail,
+                format!(
+                    "a generated call of {name} differs between surfaces (shrunk; rerun with --seed {}): {}",
+                    plan.seed, f.message
+                ),
+                ev,
                 ms,
-            ),
-            Some(f) => {
-                let step = crate::gen::scenario_step(&name, &f.minimal);
-                let mut ev = vec![
-                    seed_line,
-                    format!("minimal call (paste into a scenario's steps): {step}"),
-                ];
-                if let Some(o) = &f.original {
-                    ev.push(format!(
-                        "first failing call before shrinking: {}",
-                        crate::gen::scenario_step(&name, o)
-                    ));
-                }
-                result(
-                    id,
-                    req,
-                    Verdict::Fail,
-                    format!(
-                        "a generated call of {name} differs between surfaces (shrunk; rerun with --seed {}): {}",
-                        plan.seed, f.message
-                    ),
-                    ev,
-                    ms,
-                )
-            }
-        },
+            )
+        }
+        (None, Some((f, _)), _) => {
+            let verdict = f.verdict();
+            ev.extend(broken_line);
+            result(
+                id,
+                req,
+                verdict,
+                format!(
+                    "generated calls of {name} could not be compared: a surface stopped answering (rerun with --seed {}): {}",
+                    plan.seed,
+                    f.text()
+                ),
+                ev,
+                ms,
+            )
+        }
+        (None, None, Some(why)) => result(
+            id,
+            req,
+            Verdict::NotRun,
+            format!("the generator gave up: {why}"),
+            ev,
+            ms,
+        ),
+        (None, None, None) => {
+            ev.push(format!("{} generated call(s) agreed", r.cases_run));
+            result(id, req, Verdict::Pass, String::new(), ev, ms)
+        }
     }
 }
 
+/// What the generator thread gives back: proptest's report, and the first call a surface did
+/// not answer (with why), if any.
+type GeneratedRun = (
+    crate::gen::GenReport,
+    Option<(CallFailure, crate::gen::Generated)>,
+);
+
 /// Runs the generator for one tool on the calling thread, with a single-threaded runtime of its
 /// own that starts, drives and stops the peers.
+///
+/// Returns the generator's report and, when a surface stopped answering, the first call it did
+/// not answer.
 ///
 /// Errors: the runtime could not be built, or the surfaces could not be opened.
 fn generate_on_own_runtime(
@@ -608,7 +710,7 @@ fn generate_on_own_runtime(
     stateful: bool,
     config: &crate::gen::GenConfig,
     timing: Timing,
-) -> Result<crate::gen::GenReport, String> {
+) -> Result<GeneratedRun, String> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -621,8 +723,15 @@ fn generate_on_own_runtime(
         ))
     };
     let strategy = crate::gen::arguments(schema);
+    // A surface that stops answering is not a mismatch: the first such call is kept, every
+    // later case passes at once (nothing is shrunk), and the case reports it.
+    let broken: std::cell::RefCell<Option<(CallFailure, crate::gen::Generated)>> =
+        std::cell::RefCell::new(None);
     let report = crate::gen::run(config, strategy, |g| {
-        rt.block_on(async {
+        if broken.borrow().is_some() {
+            return Ok(());
+        }
+        let outcome = rt.block_on(async {
             match &shared {
                 Some(cell) => {
                     let mut surfaces = std::mem::take(&mut *cell.borrow_mut());
@@ -631,7 +740,9 @@ fn generate_on_own_runtime(
                     r
                 }
                 None => {
-                    let mut fresh = open_all(plan, timing).await?;
+                    let mut fresh = open_all(plan, timing)
+                        .await
+                        .map_err(CallFailure::transport)?;
                     let r = call_all(plan, &mut fresh, tool, &g.arguments)
                         .await
                         .map(|_| ());
@@ -639,12 +750,20 @@ fn generate_on_own_runtime(
                     r
                 }
             }
-        })
+        });
+        match outcome {
+            Ok(()) => Ok(()),
+            Err(CallFailure::Mismatch(m)) => Err(m),
+            Err(transport) => {
+                *broken.borrow_mut() = Some((transport, g.clone()));
+                Ok(())
+            }
+        }
     });
     if let Some(cell) = shared {
         rt.block_on(close_all(cell.into_inner(), timing));
     }
-    Ok(report)
+    Ok((report, broken.into_inner()))
 }
 
 /// The surfaces of a target: one MCP surface per era it speaks (as `eras` selects), then ACP.

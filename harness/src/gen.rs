@@ -145,6 +145,8 @@ pub struct GenConfig {
     pub cases: u32,
     /// Limit on shrinking steps after a failure (0 disables shrinking). Default 4096.
     pub max_shrink_iters: u32,
+    /// Limit on the time spent shrinking, in milliseconds (0: no limit). Default 60 000.
+    pub max_shrink_ms: u32,
 }
 
 impl Default for GenConfig {
@@ -153,6 +155,7 @@ impl Default for GenConfig {
             seed: 0,
             cases: 100,
             max_shrink_iters: 4096,
+            max_shrink_ms: 60_000,
         }
     }
 }
@@ -218,6 +221,77 @@ pub fn invalid_arguments(schema: &Value) -> BoxedStrategy<Value> {
     Union::new_weighted(options).boxed()
 }
 
+/// The most a schema may demand of one generated value before generation is refused: about
+/// this many characters and items in total (a peer-supplied `inputSchema` with `minItems` and
+/// `minLength` in the thousands, nested, would otherwise exhaust memory).
+pub const SIZE_BUDGET: u64 = 1_000_000;
+
+/// Checks that the smallest value `schema` demands fits [`SIZE_BUDGET`]: strings count their
+/// `minLength`, arrays `minItems` times their items' size, objects the sum of their required
+/// properties, `anyOf`/`oneOf` their smallest branch; local `$ref`s are followed up to the
+/// generator's depth.
+///
+/// Errors: the estimate exceeds the budget; the text names the estimate and the budget.
+pub fn check_size(schema: &Value) -> Result<(), String> {
+    let need = min_size(schema, schema, 0);
+    if need > SIZE_BUDGET {
+        return Err(format!(
+            "the inputSchema demands values of at least about {need} characters and items, more than parity generates ({SIZE_BUDGET})"
+        ));
+    }
+    Ok(())
+}
+
+fn min_size(root: &Value, schema: &Value, depth: u32) -> u64 {
+    let Some(map) = schema.as_object() else {
+        return 1;
+    };
+    if depth > HARD_DEPTH {
+        return 1;
+    }
+    if let Some(target) = map
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix('#'))
+        .and_then(|p| root.pointer(p))
+    {
+        return min_size(root, target, depth + 1);
+    }
+    let branches: Vec<&Value> = ["anyOf", "oneOf"]
+        .iter()
+        .filter_map(|k| map.get(*k).and_then(Value::as_array))
+        .flatten()
+        .collect();
+    if !branches.is_empty() {
+        return branches
+            .iter()
+            .map(|b| min_size(root, b, depth + 1))
+            .min()
+            .unwrap_or(1);
+    }
+    let len = usize_keyword(map, "minLength")
+        .map_or(1, |n| n as u64)
+        .max(1);
+    let items = usize_keyword(map, "minItems").map_or(0, |n| n as u64);
+    let item_size = map.get("items").map_or(1, |i| min_size(root, i, depth + 1));
+    let required: u64 = map
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|req| {
+            req.iter()
+                .filter_map(Value::as_str)
+                .map(|name| {
+                    map.get("properties")
+                        .and_then(|p| p.get(name))
+                        .map_or(1, |p| min_size(root, p, depth + 1))
+                })
+                .fold(0u64, u64::saturating_add)
+        })
+        .unwrap_or(0);
+    len.saturating_add(items.saturating_mul(item_size))
+        .saturating_add(required)
+}
+
 /// A strategy mixing [`valid_arguments`] (about 3 in 4) and [`invalid_arguments`], tagged.
 ///
 /// Shrinking may move a failing invalid call to a valid one when that also fails.
@@ -254,7 +328,7 @@ where
     let runner_config = Config {
         cases: config.cases,
         max_shrink_iters: config.max_shrink_iters,
-        max_shrink_time: 0,
+        max_shrink_time: config.max_shrink_ms,
         failure_persistence: None,
         source_file: None,
         result_cache: noop_result_cache,
@@ -1161,6 +1235,26 @@ fn any_json() -> BoxedStrategy<Value> {
         ),
     ])
     .boxed()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod size_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn huge_minimums_are_refused_and_ordinary_schemas_pass() {
+        let huge = json!({"type": "object", "required": ["a"], "properties": {"a": {
+            "type": "array", "minItems": 3000, "items": {"type": "array", "minItems": 3000,
+            "items": {"type": "string", "minLength": 20}}}}});
+        let e = check_size(&huge).unwrap_err();
+        assert!(e.contains("more than parity generates"), "{e}");
+        let ok = json!({"type": "object", "required": ["path"], "properties": {"path": {"type": "string", "minLength": 1}}});
+        assert_eq!(check_size(&ok), Ok(()));
+        let via_ref = json!({"$defs": {"big": {"type": "string", "minLength": 2000000}}, "$ref": "#/$defs/big"});
+        assert!(check_size(&via_ref).is_err());
+    }
 }
 
 #[cfg(test)]

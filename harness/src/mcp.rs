@@ -162,6 +162,10 @@ pub struct Client {
     /// How requests the peer sends are answered: [`answer_server_request`] for MCP, the ACP
     /// driver's `crate::acp::answer_agent_request` for ACP agents.
     pub answer: fn(&Value) -> Value,
+    /// Read a one-message batch array as that message (ACP v1 has no batches, so an agent that
+    /// wraps its messages is still understood; the monitors judge the batch). Off for MCP,
+    /// whose batch checks need the array.
+    pub unwrap_batches: bool,
 }
 
 /// The client info parity sends (`initialize.clientInfo`, `_meta` clientInfo).
@@ -193,6 +197,7 @@ impl Client {
             mid_line: false,
             deferred: Vec::new(),
             answer: answer_server_request,
+            unwrap_batches: false,
         }
     }
 
@@ -287,7 +292,15 @@ impl Client {
         match self.peer.recv(deadline).await {
             Recv::Line(line) => {
                 let mut class = classify(&line.bytes);
-                let (value, strict_is_value) = self.tolerant(&line, &mut class);
+                let (mut value, mut strict_is_value) = self.tolerant(&line, &mut class);
+                if self.unwrap_batches {
+                    if let Some(Value::Array(items)) = &mut value {
+                        if items.len() == 1 && items[0].is_object() {
+                            value = items.pop();
+                            strict_is_value = false;
+                        }
+                    }
+                }
                 let inbound = Inbound {
                     line,
                     class,

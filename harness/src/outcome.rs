@@ -34,6 +34,46 @@ use std::collections::BTreeMap;
 /// The four outcome kinds.
 pub const KINDS: [&str; 4] = ["ok", "refused", "tool_error", "protocol_error"];
 
+/// A rule that reads an outcome of one surface as an error class, so it can match another
+/// surface's protocol error: an unknown tool may be −32602 on one surface and a `tool_error`
+/// "Unknown tool" on a meta-tool facade (target file `[[surfaces.*.classes]]`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClassRule {
+    /// The outcome kind it applies to: `refused`, `tool_error` or `protocol_error`.
+    pub kind: String,
+    /// The outcome's `code` (a catalogue code, or a JSON-RPC code written as text), when given.
+    pub code: Option<String>,
+    /// A substring of the outcome's `message`, when given.
+    pub message_contains: Option<String>,
+    /// The class: a matching outcome becomes `{"outcome": "protocol_error", "code": class}`.
+    pub class: String,
+}
+
+/// Reads `outcome` as an error class when a rule matches it (the first that does).
+pub fn apply_classes(outcome: Value, rules: &[ClassRule]) -> Value {
+    let kind = outcome.get("outcome").and_then(Value::as_str).unwrap_or("");
+    let code = outcome.get("code").map(|c| match c {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    });
+    let message = outcome
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    for r in rules {
+        let hit = r.kind == kind
+            && r.code.as_ref().is_none_or(|c| Some(c) == code.as_ref())
+            && r.message_contains
+                .as_ref()
+                .is_none_or(|m| message.contains(m.as_str()));
+        if hit {
+            return json!({"outcome": "protocol_error", "code": r.class, "message": message});
+        }
+    }
+    outcome
+}
+
 /// Extraction rules of an MCP surface (JSON pointers into the `tools/call` result).
 #[derive(Debug, Clone, PartialEq)]
 pub struct McpRules {
@@ -45,6 +85,8 @@ pub struct McpRules {
     pub is_error: String,
     /// JSON-RPC error code → class name, for comparison.
     pub errors: BTreeMap<i64, String>,
+    /// Outcomes read as error classes.
+    pub classes: Vec<ClassRule>,
 }
 
 impl Default for McpRules {
@@ -54,6 +96,7 @@ impl Default for McpRules {
             text: "/content/0/text".into(),
             is_error: "/isError".into(),
             errors: BTreeMap::new(),
+            classes: Vec::new(),
         }
     }
 }
@@ -65,6 +108,8 @@ pub struct AcpRules {
     pub result: String,
     /// JSON-RPC error code → class name, for comparison.
     pub errors: BTreeMap<i64, String>,
+    /// Outcomes read as error classes.
+    pub classes: Vec<ClassRule>,
 }
 
 fn protocol_error(err: &Value, errors: &BTreeMap<i64, String>) -> Value {
@@ -104,8 +149,13 @@ fn as_outcome(payload: &Value) -> Option<Value> {
     Some(Value::Object(out))
 }
 
-/// The outcome of an MCP `tools/call` response message (the whole JSON-RPC message).
+/// The outcome of an MCP `tools/call` response message (the whole JSON-RPC message), with the
+/// surface's class rules applied.
 pub fn from_mcp(message: &Value, rules: &McpRules) -> Value {
+    apply_classes(read_mcp(message, rules), &rules.classes)
+}
+
+fn read_mcp(message: &Value, rules: &McpRules) -> Value {
     if let Some(err) = message.get("error") {
         return protocol_error(err, &rules.errors);
     }
@@ -138,8 +188,13 @@ pub fn from_mcp(message: &Value, rules: &McpRules) -> Value {
     }
 }
 
-/// The outcome of an ACP tool-method response message (the whole JSON-RPC message).
+/// The outcome of an ACP tool-method response message (the whole JSON-RPC message), with the
+/// surface's class rules applied.
 pub fn from_acp(message: &Value, rules: &AcpRules) -> Value {
+    apply_classes(read_acp(message, rules), &rules.classes)
+}
+
+fn read_acp(message: &Value, rules: &AcpRules) -> Value {
     if let Some(err) = message.get("error") {
         return protocol_error(err, &rules.errors);
     }
@@ -316,6 +371,44 @@ mod tests {
         assert_eq!(o["code"], "unknown_tool");
         let o = from_acp(&json!({"error":{"code":-32602,"message":"x"}}), &rules);
         assert_eq!(o["code"], -32602);
+    }
+
+    #[test]
+    fn class_rules_let_a_tool_error_match_a_protocol_error() {
+        let mut mcp = McpRules::default();
+        mcp.classes.push(ClassRule {
+            kind: "tool_error".into(),
+            code: None,
+            message_contains: Some("Unknown tool".into()),
+            class: "unknown_tool".into(),
+        });
+        let mut acp = AcpRules::default();
+        acp.errors.insert(-32601, "unknown_tool".into());
+        let m = from_mcp(
+            &json!({"result":{"content":[{"type":"text","text":"Unknown tool: x"}],"isError":true}}),
+            &mcp,
+        );
+        let a = from_acp(
+            &json!({"error":{"code":-32601,"message":"Method not found"}}),
+            &acp,
+        );
+        assert_eq!(comparable(&m, &[], false), comparable(&a, &[], false));
+        // A rule that does not match leaves the outcome alone.
+        let other = from_mcp(
+            &json!({"result":{"content":[{"type":"text","text":"disk full"}],"isError":true}}),
+            &mcp,
+        );
+        assert_eq!(other["outcome"], "tool_error");
+        let coded = apply_classes(
+            json!({"outcome":"protocol_error","code":-32602,"message":"m"}),
+            &[ClassRule {
+                kind: "protocol_error".into(),
+                code: Some("-32602".into()),
+                message_contains: None,
+                class: "bad".into(),
+            }],
+        );
+        assert_eq!(coded["code"], "bad");
     }
 
     #[test]

@@ -317,7 +317,8 @@ fn acp_monitor_session(ctx: &Ctx) -> BoxBool<'_> {
     Box::pin(acp_session(ctx))
 }
 
-/// A glob set over case ids (a bare check id selects every case of the check); `None` when
+/// A glob set over case ids (a bare check id selects every case of the check and of the checks
+/// whose ids extend it with `.`); `None` when
 /// `globs` is empty.
 ///
 /// Errors: an invalid glob.
@@ -327,17 +328,20 @@ pub fn glob_set(globs: &[String]) -> Result<Option<globset::GlobSet>, String> {
     }
     let mut b = globset::GlobSetBuilder::new();
     for g in globs {
-        // A bare check id selects every case of that check.
-        let pat = if g.contains('@') || g.contains('*') || g.contains('?') {
-            g.clone()
+        // A bare check id selects every case of that check, and of the checks below it
+        // (`equivalence.generated` selects `equivalence.generated.read_file@…`).
+        let pats = if g.contains('@') || g.contains('*') || g.contains('?') {
+            vec![g.clone()]
         } else {
-            format!("{g}@*")
+            vec![format!("{g}@*"), format!("{g}.*@*")]
         };
-        let glob = globset::GlobBuilder::new(&pat)
-            .literal_separator(false)
-            .build()
-            .map_err(|e| format!("invalid glob {g:?}: {e}"))?;
-        b.add(glob);
+        for pat in pats {
+            let glob = globset::GlobBuilder::new(&pat)
+                .literal_separator(false)
+                .build()
+                .map_err(|e| format!("invalid glob {g:?}: {e}"))?;
+            b.add(glob);
+        }
     }
     b.build().map(Some).map_err(|e| e.to_string())
 }

@@ -39,10 +39,10 @@
 //! Every table is closed: an unknown key, a wrong type, an invalid JSON pointer or an unknown
 //! profile is a [`TargetError`] naming the file, line, column and key.
 
-use crate::outcome::{valid_pointer, AcpRules, McpRules};
+use crate::outcome::{valid_pointer, AcpRules, ClassRule, McpRules};
 use serde::Deserialize;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use toml::Spanned;
 
 /// The profiles a target may name.
@@ -81,9 +81,9 @@ struct Raw {
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 struct RawTimeouts {
-    message_ms: Option<u64>,
-    case_ms: Option<u64>,
-    silence_ms: Option<u64>,
+    message_ms: Option<Spanned<u64>>,
+    case_ms: Option<Spanned<u64>>,
+    silence_ms: Option<Spanned<u64>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -97,7 +97,7 @@ struct RawSurfaces {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawMcp {
-    command: String,
+    command: Spanned<String>,
     eras: Option<Spanned<String>>,
     #[serde(default)]
     reference: bool,
@@ -105,6 +105,17 @@ struct RawMcp {
     outcome: RawMcpOutcome,
     #[serde(default)]
     errors: BTreeMap<Spanned<String>, String>,
+    #[serde(default)]
+    classes: Vec<RawClass>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawClass {
+    kind: Spanned<String>,
+    code: Option<toml::Value>,
+    message_contains: Option<String>,
+    class: String,
 }
 
 #[derive(Deserialize, Default)]
@@ -118,12 +129,14 @@ struct RawMcpOutcome {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawAcp {
-    command: String,
-    tool_method: Option<String>,
+    command: Spanned<String>,
+    tool_method: Option<Spanned<String>>,
     result: Option<Spanned<String>>,
     cancel_prompt: Option<String>,
     #[serde(default)]
     errors: BTreeMap<Spanned<String>, String>,
+    #[serde(default)]
+    classes: Vec<RawClass>,
 }
 
 #[derive(Deserialize)]
@@ -321,11 +334,58 @@ pub fn parse(file: &str, text: &str) -> Result<Target, TargetError> {
         }
         Ok(out)
     };
+    let positive = |v: &Option<Spanned<u64>>, key: &str| -> Result<Option<u64>, TargetError> {
+        match v {
+            Some(ms) if *ms.get_ref() == 0 => Err(err_at(
+                ms.span().start,
+                key,
+                "a deadline must be at least 1 millisecond".into(),
+            )),
+            Some(ms) => Ok(Some(*ms.get_ref())),
+            None => Ok(None),
+        }
+    };
+    let command = |c: &Spanned<String>, key: &str| -> Result<String, TargetError> {
+        crate::peer::split_words(c.get_ref())
+            .and_then(|w| {
+                if w.is_empty() {
+                    Err("empty command".to_string())
+                } else {
+                    Ok(w)
+                }
+            })
+            .map_err(|e| err_at(c.span().start, key, e))?;
+        Ok(c.get_ref().clone())
+    };
+    let classes = |rules: &[RawClass], key: &str| -> Result<Vec<ClassRule>, TargetError> {
+        rules
+            .iter()
+            .map(|r| {
+                let kind = r.kind.get_ref();
+                if !["refused", "tool_error", "protocol_error"].contains(&kind.as_str()) {
+                    return Err(err_at(
+                        r.kind.span().start,
+                        key,
+                        format!("kind {kind:?} is not refused, tool_error or protocol_error"),
+                    ));
+                }
+                Ok(ClassRule {
+                    kind: kind.clone(),
+                    code: r.code.as_ref().map(|c| match c {
+                        toml::Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    }),
+                    message_contains: r.message_contains.clone(),
+                    class: r.class.clone(),
+                })
+            })
+            .collect()
+    };
     let mut target = Target {
         name: raw.name.clone().unwrap_or_else(|| file.to_string()),
-        message_ms: raw.timeouts.message_ms,
-        case_ms: raw.timeouts.case_ms,
-        silence_ms: raw.timeouts.silence_ms,
+        message_ms: positive(&raw.timeouts.message_ms, "timeouts.message_ms")?,
+        case_ms: positive(&raw.timeouts.case_ms, "timeouts.case_ms")?,
+        silence_ms: positive(&raw.timeouts.silence_ms, "timeouts.silence_ms")?,
         ..Target::default()
     };
     for p in raw.profiles.iter().flatten() {
@@ -369,7 +429,7 @@ pub fn parse(file: &str, text: &str) -> Result<Target, TargetError> {
         let d = McpRules::default();
         let o = &m.outcome;
         target.mcp = Some(McpSurface {
-            command: m.command.clone(),
+            command: command(&m.command, "surfaces.mcp.command")?,
             eras,
             reference: m.reference,
             rules: McpRules {
@@ -386,16 +446,25 @@ pub fn parse(file: &str, text: &str) -> Result<Target, TargetError> {
                     None => d.is_error,
                 },
                 errors: codes(&m.errors, "surfaces.mcp.errors")?,
+                classes: classes(&m.classes, "surfaces.mcp.classes")?,
             },
         });
     }
     if let Some(a) = &raw.surfaces.acp {
+        let tool_method = match &a.tool_method {
+            Some(m) if m.get_ref().trim().is_empty() => {
+                return Err(err_at(
+                    m.span().start,
+                    "surfaces.acp.tool_method",
+                    "the tool method must not be empty (omit the key for `_parity/tool`)".into(),
+                ))
+            }
+            Some(m) => m.get_ref().clone(),
+            None => crate::acp::DEFAULT_TOOL_METHOD.to_string(),
+        };
         target.acp = Some(AcpSurface {
-            command: a.command.clone(),
-            tool_method: a
-                .tool_method
-                .clone()
-                .unwrap_or_else(|| crate::acp::DEFAULT_TOOL_METHOD.to_string()),
+            command: command(&a.command, "surfaces.acp.command")?,
+            tool_method,
             cancel_prompt: a.cancel_prompt.clone(),
             rules: AcpRules {
                 result: match &a.result {
@@ -403,6 +472,7 @@ pub fn parse(file: &str, text: &str) -> Result<Target, TargetError> {
                     None => String::new(),
                 },
                 errors: codes(&a.errors, "surfaces.acp.errors")?,
+                classes: classes(&a.classes, "surfaces.acp.classes")?,
             },
         });
     }
@@ -486,14 +556,6 @@ pub fn shell_quote(word: &str) -> String {
     }
 }
 
-/// The directory a relative path in a target is resolved against: the file's own directory.
-pub fn base_dir(path: &Path) -> PathBuf {
-    path.parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| PathBuf::from("."))
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
@@ -514,6 +576,10 @@ command = "node mcp.js"
 eras = "legacy"
 [surfaces.mcp.errors]
 "-32602" = "invalid_call"
+[[surfaces.mcp.classes]]
+kind = "tool_error"
+message_contains = "Unknown tool"
+class = "unknown_tool"
 [surfaces.acp]
 command = "node acp.js"
 tool_method = "realm/tool"
@@ -534,6 +600,14 @@ seed = 9
             "invalid_call"
         );
         assert_eq!(t.equivalence.seed, Some(9));
+        let c = &t.mcp.as_ref().unwrap().rules.classes;
+        assert_eq!((c.len(), c[0].class.as_str()), (1, "unknown_tool"));
+        let e = parse(
+            "t.toml",
+            "version = 1\n[surfaces.mcp]\ncommand = \"x\"\n[[surfaces.mcp.classes]]\nkind = \"ok\"\nclass = \"c\"\n",
+        )
+        .unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (5, "surfaces.mcp.classes"), "{e}");
         assert_eq!(t.message_ms, Some(100));
     }
 
@@ -579,6 +653,28 @@ seed = 9
         assert_eq!((e.line, e.key.as_str()), (2, "profiles"), "{e}");
         let e = parse("t.toml", "version = 1\n").unwrap_err();
         assert_eq!(e.key, "surfaces");
+        let e = parse(
+            "t.toml",
+            "version = 1\n[surfaces.acp]\ncommand = \"x\"\ntool_method = \"\"\n",
+        )
+        .unwrap_err();
+        assert_eq!(
+            (e.line, e.key.as_str()),
+            (4, "surfaces.acp.tool_method"),
+            "{e}"
+        );
+        let e = parse(
+            "t.toml",
+            "version = 1\n[timeouts]\nmessage_ms = 0\n[surfaces.acp]\ncommand = \"x\"\n",
+        )
+        .unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (3, "timeouts.message_ms"), "{e}");
+        let e = parse(
+            "t.toml",
+            "version = 1\n[surfaces.mcp]\ncommand = \"a 'b\"\n",
+        )
+        .unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (3, "surfaces.mcp.command"), "{e}");
         let e = parse(
             "t.toml",
             "version = 1\n[surfaces.http]\nurl = \"http://127.0.0.1:1/mcp\"\n",

@@ -39,6 +39,8 @@ RULES = [
      "An unknown tool is an `isError` result rather than a JSON-RPC error (robustness)."),
     (ACP, "acp.base.parse-error", "fail", "got no -32700 error response",
      "The line `{\"jsonrpc\": \"2.0\", \"id\": 7, \"method\": ` gets no reply; the agent's stderr shows the SDK's `Error parsing JSON-RPC message` traceback (`acp/_transport.py` logs the JSONDecodeError and reads the next line). JSON-RPC 2.0 §5: the Server MUST reply, with −32700 and id null for invalid JSON. The agent's (SDK's) fault."),
+    (ACP, "acp.init.version-negotiation", "fail", "the agent echoed 65535",
+     "`initialize` at 65535 is answered 65535: the agent keeps the SDK example's echo of the requested version (`examples/echo_agent.py`). ACP v1 `initialization`: \"Otherwise, the Agent MUST respond with the latest version it supports.\" The example's fault (B23 mirror), kept as shipped upstream."),
     (ACP, "acp.base.invalid-request", "fail", "closed stdout after `5`",
      "The line `5` (JSON, but not a Request object) kills the agent: its stderr shows `AttributeError: 'int' object has no attribute 'get'` in `acp/connection.py` `_process_message`, then `Receive loop failed`, and stdout closes. JSON-RPC 2.0 §5: the Server MUST reply (-32600 Invalid Request). The agent's (SDK's) fault."),
 ]

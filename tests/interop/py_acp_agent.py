@@ -5,8 +5,9 @@ parity's interop tests run it as a real third-party ACP agent:
 
     tests/interop/.venv/bin/python tests/interop/py_acp_agent.py
 
-- `initialize` answers version 1 (the SDK's PROTOCOL_VERSION) whatever the client asks for,
-  names itself in `agentInfo`, and advertises its tool method under `agentCapabilities._meta`;
+- `initialize` echoes the requested version, as the SDK's example does (so it fails parity's
+  version-negotiation check, see docs/interop.md), names itself in `agentInfo`, and advertises
+  its tool method under `agentCapabilities._meta`;
 - `session/new` hands out a fresh session id;
 - `session/prompt` echoes every text block as an `agent_message_chunk` and ends `end_turn`;
   the prompt `wait_for_cancel` keeps the turn open until `session/cancel`, then ends
@@ -24,7 +25,6 @@ from typing import Any
 from uuid import uuid4
 
 from acp import (
-    PROTOCOL_VERSION,
     Agent,
     InitializeResponse,
     NewSessionResponse,
@@ -69,10 +69,11 @@ class InteropAgent(Agent):
         client_info: Implementation | None = None,
         **kwargs: Any,
     ) -> InitializeResponse:
-        # Version negotiation: the requested version when supported, else the latest supported.
-        version = protocol_version if protocol_version == PROTOCOL_VERSION else PROTOCOL_VERSION
+        # As the SDK's own examples/echo_agent.py does: echo the requested version. ACP's
+        # negotiation rule wants the agent's latest supported version when the request names one
+        # it does not support; parity's acp.init.version-negotiation reports that (docs/interop.md).
         return InitializeResponse(
-            protocol_version=version,
+            protocol_version=protocol_version,
             agent_capabilities=AgentCapabilities(field_meta={"interop": {"toolMethod": TOOL_METHOD}}),
             agent_info=Implementation(name="parity-interop-py-acp", title="parity interop agent", version="0.1.0"),
         )

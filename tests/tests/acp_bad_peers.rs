@@ -86,3 +86,74 @@ fn wrong_shapes_are_failures_not_crashes() {
         );
     }
 }
+
+/// Every faulty ACP agent through the whole ACP profile: the checks it is built to trip fail
+/// (or warn), and any other check that does not pass is one of the few side effects listed here
+/// with the reason, so a fault never earns another check a wrong verdict.
+#[test]
+fn each_faulty_agent_trips_its_checks_and_nothing_unexplained() {
+    // (fault, checks that may also not pass, why)
+    let side_effects: &[(&str, &[&str])] = &[
+        // A pretty-printed, Latin-1, jsonrpc-less or result-and-error line is not a valid
+        // message, so stdout purity fails with the framing check.
+        ("acp-pretty-print", &["acp.stdio.stdout-purity"]),
+        ("acp-latin1", &["acp.stdio.stdout-purity"]),
+        ("acp-jsonrpc-missing", &["acp.stdio.stdout-purity"]),
+        ("acp-result-and-error", &["acp.stdio.stdout-purity"]),
+        // The reply to a notification has id null and a result: not a valid response.
+        ("acp-answer-notifications", &["acp.stdio.stdout-purity"]),
+        // A string protocolVersion breaks the v1 shape and negotiation too.
+        (
+            "acp-string-version",
+            &["acp.schema.v1-messages", "acp.init.version-negotiation"],
+        ),
+        ("acp-bad-stop-reason", &["acp.schema.v1-messages"]),
+        // Without a session there is no prompt to judge.
+        (
+            "acp-reject-empty-servers",
+            &["acp.prompt.stop-reason", "acp.prompt.cancel"],
+        ),
+    ];
+    let mut problems = Vec::new();
+    for f in parity_fakes::acp_catalogue() {
+        if f.profile != parity_fakes::AcpProfile::Acp {
+            continue;
+        }
+        let acp = fake_cmd(f.name);
+        let method = f.tool_method.unwrap_or("_parity/tool");
+        let r = run_json(&[
+            "run",
+            "--acp",
+            &acp,
+            "--tool-method",
+            method,
+            "--profile",
+            "acp",
+        ]);
+        let allowed: &[&str] = side_effects
+            .iter()
+            .find(|(n, _)| *n == f.name)
+            .map(|(_, a)| *a)
+            .unwrap_or(&[]);
+        for (id, verdict) in verdicts(&r) {
+            let check = id.split('@').next().unwrap_or("");
+            let tripped = f.trips.contains(&check);
+            // acp.prompt.cancel needs a declared cancel prompt: without one it may skip.
+            if verdict == "pass" || verdict == "skip" || tripped || allowed.contains(&check) {
+                continue;
+            }
+            problems.push(format!("{}: {id} is {verdict}", f.name));
+        }
+        for t in f.trips {
+            let got: Vec<String> = verdicts(&r)
+                .into_iter()
+                .filter(|(id, _)| id.starts_with(&format!("{t}@")))
+                .map(|(_, v)| v)
+                .collect();
+            if !got.iter().any(|v| v == "fail" || v == "warn") && *t != "acp.prompt.cancel" {
+                problems.push(format!("{}: {t} is {got:?}, not tripped", f.name));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

@@ -49,3 +49,17 @@ fn every_check_is_in_the_coverage_matrix() {
         );
     }
 }
+
+#[test]
+fn the_worked_example_of_docs_target_md_loads() {
+    let text = std::fs::read_to_string(repo().join("docs/target.md")).unwrap();
+    let start = text.find("```toml\n").expect("a toml block") + "```toml\n".len();
+    let end = start + text[start..].find("```").expect("the block ends");
+    let t = parity_harness::target::parse("docs/target.md", &text[start..end])
+        .unwrap_or_else(|e| panic!("the worked example does not load: {e}"));
+    let acp = t.acp.expect("an ACP surface");
+    assert_eq!(acp.tool_method, "realm/tool");
+    assert_eq!(acp.rules.result, "/outcome");
+    assert_eq!(t.mcp.expect("an MCP surface").rules.classes.len(), 1);
+    assert_eq!(t.equivalence.seed, Some(42));
+}

@@ -148,7 +148,7 @@ fn the_contract_holds_over_real_processes_and_the_default_target_passes_acp_and_
     let acp = cases.keys().filter(|k| k.ends_with("@acp#v1")).count();
     assert_eq!(acp, parity_harness::checks_acp::catalogue().len(), "{r}");
     assert_eq!(
-        r.verdict("equivalence.scenario.equivalence.reference.six-tools@equivalence#all"),
+        r.verdict("equivalence.scenario.mcp.scenario.reference.six-tools@equivalence#all"),
         Some("pass"),
         "{r}"
     );

@@ -389,14 +389,7 @@ steps:
 fn shipped_scenarios_pass_against_the_reference_in_both_eras() -> TestResult {
     let shipped = scenario::shipped()?;
     assert!((4..=8).contains(&shipped.len()), "{}", shipped.len());
-    let (run, report) = run_json(&[
-        "--profile",
-        "mcp",
-        "--filter",
-        "mcp.scenario.*",
-        "--filter",
-        "equivalence.reference.*",
-    ])?;
+    let (run, report) = run_json(&["--profile", "mcp", "--filter", "mcp.scenario.*"])?;
     run.assert_code(0);
     let v = verdicts(&report);
     assert_eq!(v.len(), shipped.len() * 2, "{}", run.dump());
@@ -417,14 +410,7 @@ fn shipped_scenarios_pass_against_the_reference_in_both_eras() -> TestResult {
 fn reference_only_scenarios_are_skipped_for_other_targets() -> TestResult {
     let bin = parity_bin();
     let cmd = format!("{} reference mcp", bin.display());
-    let (run, report) = run_json(&[
-        "--mcp",
-        &cmd,
-        "--filter",
-        "mcp.scenario.*",
-        "--filter",
-        "equivalence.reference.*",
-    ])?;
+    let (run, report) = run_json(&["--mcp", &cmd, "--filter", "mcp.scenario.*"])?;
     run.assert_code(0);
     let shipped = scenario::shipped()?;
     let mut skipped = 0;
