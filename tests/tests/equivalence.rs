@@ -361,3 +361,60 @@ fn equivalence_with_a_single_surface_could_not_run() {
         "{r}"
     );
 }
+
+#[test]
+fn a_surface_that_dies_mid_call_is_not_run_and_never_shrunk() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = common::parity_str();
+    let path = dir.path().join("parity.toml");
+    // The MCP surface exits on its first tools/call; the ACP surface is the clean reference.
+    std::fs::write(
+        &path,
+        format!(
+            "version = 1\n[surfaces.mcp]\ncommand = \"'{exe}' fake exit-mid-call\"\neras = \"legacy\"\nreference = true\n[surfaces.acp]\ncommand = \"'{exe}' reference acp\"\n"
+        ),
+    )
+    .unwrap();
+    let p = path.to_string_lossy().into_owned();
+    let r = common::run_json(&[
+        "run",
+        "--target",
+        &p,
+        "--profile",
+        "equivalence",
+        "--filter",
+        "equivalence.generated.read_file",
+        "--filter",
+        "equivalence.scenario.mcp.scenario.reference.six-tools",
+        "--cases",
+        "50",
+        "--seed",
+        "1",
+    ]);
+    let cases = r.cases();
+    assert_eq!(cases.len(), 2, "{r}");
+    for (id, c) in cases {
+        assert_eq!(c["verdict"], "not-run", "{id}\n{r}");
+        assert!(
+            c["message"]
+                .as_str()
+                .unwrap()
+                .contains("mcp-stdio#2025-11-25"),
+            "{id}: the message names the surface\n{r}"
+        );
+    }
+    let generated = &cases["equivalence.generated.read_file@equivalence#all"];
+    assert!(
+        generated["message"]
+            .as_str()
+            .unwrap()
+            .contains("stopped answering"),
+        "{r}"
+    );
+    // Nothing was shrunk: no minimal call is offered.
+    assert!(
+        !generated["evidence"].to_string().contains("minimal call"),
+        "{r}"
+    );
+    r.assert_code(3);
+}
