@@ -473,6 +473,14 @@ impl Fault for CrashOnNonObject {
     }
 }
 
+/// Answers every call of the tool method with -32601 (Method not found).
+fn no_tool_method(v: &Value) -> Option<Value> {
+    if v.get("method").and_then(Value::as_str) != Some(TOOL_METHOD) {
+        return None;
+    }
+    Some(error_reply(v.get("id")?, -32601, "Method not found"))
+}
+
 /// Exits (status 0) on an extension notification (a method starting with `_`, no id): the
 /// agent treats the unknown method as fatal instead of ignoring it.
 struct ExitOnExtNotification;
@@ -787,6 +795,12 @@ pub fn acp_catalogue() -> &'static [AcpFaultInfo] {
                 AcpProfile::Acp,
                 Some("parity/tool"),
                 || Box::new(Clean)
+            ),
+            acp_fault!(
+                "acp-no-tool-method",
+                "answers the tool extension method with -32601, as an agent that serves it under another name does",
+                ["acp.ext.tool-method-served"],
+                || Box::new(Intercept(no_tool_method))
             ),
             acp_fault!(
                 "acp-no-meta",

@@ -567,6 +567,22 @@ fn case(name: &str) -> Option<Case> {
                 )
             },
         ),
+        "acp-no-tool-method" => c(
+            vec![
+                init(),
+                req(
+                    5,
+                    "_parity/tool",
+                    json!({"name": "status", "arguments": {}}),
+                ),
+            ],
+            |o| {
+                ensure(
+                    o.response(&json!(5))?.pointer("/error/code") == Some(&json!(-32601)),
+                    "the tool method is still served",
+                )
+            },
+        ),
         "acp-exit-on-ext-notification" => c(
             vec![
                 init(),
@@ -734,7 +750,7 @@ async fn every_acp_fault_shows_its_wire_effect_and_the_reference_does_not() {
 #[test]
 fn acp_fault_names_are_unique_prefixed_and_each_trips_a_check() {
     let all: &[AcpFaultInfo] = acp_catalogue();
-    assert_eq!(all.len(), 29);
+    assert_eq!(all.len(), 30);
     let mut seen = HashSet::new();
     for f in all {
         assert!(seen.insert(f.name), "duplicate name {}", f.name);

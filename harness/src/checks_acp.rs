@@ -413,6 +413,32 @@ fn mentions(v: &Value, needle: &str) -> bool {
     }
 }
 
+/// The name of a tool no target has: the tool method must still be served (it answers the call
+/// with an outcome or an error of its own), never −32601 as if the method did not exist.
+const NO_SUCH_TOOL: &str = "__parity_no_such_tool__";
+
+async fn tool_method_served_body(ctx: &Ctx, c: &mut Client, _init: &Value) -> Status {
+    let Some(method) = ctx.target.tool_method.clone() else {
+        return Status::Skip("the target declares no tool extension method".into());
+    };
+    let sid = match session_for(c).await {
+        Ok(s) => s,
+        Err(s) => return s,
+    };
+    match acp::tool_call(c, &method, Some(&sid), NO_SUCH_TOOL, &json!({})).await {
+        Err(e) => io_err(e),
+        Ok(r) => match r.error_code() {
+            Some(-32601) => violated(format!(
+                "the declared tool method `{method}` is answered -32601 (Method not found): the agent does not serve it; check the tool method's name (--tool-method, `tool_method`)"
+            )),
+            Some(_) => Status::Pass,
+            None if r.result().is_some() => Status::Pass,
+            None => unanswered(&format!("a call of `{method}`"), &r),
+        },
+    }
+}
+in_session!(tool_method_served, tool_method_served_body);
+
 async fn tool_method_advertised_body(ctx: &Ctx, _c: &mut Client, init: &Value) -> Status {
     let Some(method) = &ctx.target.tool_method else {
         return Status::Skip("the target declares no tool extension method".into());
@@ -513,7 +539,9 @@ async fn stop_reason_body(_ctx: &Ctx, c: &mut Client, _init: &Value) -> Status {
             Some(res) => match res.get("stopReason").and_then(Value::as_str) {
                 Some(s) if STOP_REASONS.contains(&s) => Status::Pass,
                 other => violated(format!(
-                    "the prompt result's `stopReason` is {other:?}, not one of {STOP_REASONS:?}"
+                    "the prompt result's `stopReason` is {}, not one of {}",
+                    other.map_or("absent".to_string(), |s| format!("{s:?}")),
+                    STOP_REASONS.join(", ")
                 )),
             },
             None if r.error().is_some() => Status::Advisory(format!(
@@ -573,7 +601,8 @@ async fn cancel_body(ctx: &Ctx, c: &mut Client, _init: &Value) -> Status {
                 "the turn ended ({other}) before the cancel arrived; declare a prompt the agent keeps open (`cancel_prompt` in the target) to test cancellation"
             )),
             other => violated(format!(
-                "the cancelled prompt ended with stopReason {other:?}, not \"cancelled\""
+                "the cancelled prompt ended with stopReason {}, not \"cancelled\"",
+                other.map_or("(none)".to_string(), |s| format!("{s:?}"))
             )),
         },
         (None, Some(_)) => violated(format!(
@@ -1128,6 +1157,16 @@ pub fn catalogue() -> Vec<Check> {
             revs: ONLY_V1,
             capability: None,
             kind: active!(tool_method_prefix),
+        },
+        Check {
+            id: "acp.ext.tool-method-served",
+            requirement: "The agent serves the target's tool extension method: a call of a tool that does not exist gets the method's own answer (an outcome or an error), not -32601 as for a method the agent lacks.",
+            level: Level::Robustness,
+            quote: "Implementations MAY expose and call custom JSON-RPC requests as long as their name starts with an underscore (_).",
+            section: "acp:extensibility#custom-requests",
+            revs: ONLY_V1,
+            capability: None,
+            kind: active!(tool_method_served),
         },
         Check {
             id: "acp.ext.tool-method-advertised",

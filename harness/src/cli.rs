@@ -118,9 +118,18 @@ struct RunArgs {
     /// Generated equivalence: the seed (default: random; every report prints the one used).
     #[arg(long)]
     seed: Option<u64>,
-    /// Which protocol eras to check.
-    #[arg(long, value_enum, default_value_t = EraSel::All)]
-    era: EraSel,
+    /// Which MCP protocol eras to check (default: every era the server speaks, or the target
+    /// file's `eras`, which this flag overrides).
+    #[arg(long, value_enum)]
+    era: Option<EraSel>,
+    /// Equivalence: a JSON pointer into the outcome whose value differs from run to run
+    /// (`/value/since_ms`), normalized before comparing; repeatable, added to the target's.
+    #[arg(long, value_name = "POINTER")]
+    volatile: Vec<String>,
+    /// ACP: a prompt text the agent keeps its turn open for until `session/cancel` (the
+    /// reference's is `wait_for_cancel`); overrides the target's `cancel_prompt`.
+    #[arg(long, value_name = "TEXT")]
+    cancel_prompt: Option<String>,
     /// Write the JSON report here.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -295,7 +304,7 @@ fn run_target(args: &RunArgs) -> Result<crate::target::Target, String> {
         PeerSpec::from_command_line(cmd).map_err(|e| format!("--mcp: {e}"))?;
         target.mcp = Some(McpSurface {
             command: cmd.clone(),
-            eras: args.era,
+            eras: args.era.unwrap_or(EraSel::All),
             reference: false,
             rules: target.mcp.map(|m| m.rules).unwrap_or_default(),
         });
@@ -313,13 +322,40 @@ fn run_target(args: &RunArgs) -> Result<crate::target::Target, String> {
             rules: old.map(|a| a.rules).unwrap_or_default(),
         });
     }
+    let bundled = args.target.is_none() && args.mcp.is_none() && args.acp.is_none();
     if let Some(m) = &args.tool_method {
         match target.acp.as_mut() {
-            Some(a) => a.tool_method = m.clone(),
+            Some(a) => {
+                a.tool_method = m.clone();
+                if bundled {
+                    // The bundled agent serves the method it is asked to check.
+                    a.command = format!(
+                        "{} --tool-method {}",
+                        a.command,
+                        crate::target::shell_quote(m)
+                    );
+                }
+            }
             None => {
                 return Err("--tool-method needs an ACP surface (--acp or a target file)".into())
             }
         }
+    }
+    if let Some(p) = &args.cancel_prompt {
+        match target.acp.as_mut() {
+            Some(a) => a.cancel_prompt = Some(p.clone()),
+            None => {
+                return Err("--cancel-prompt needs an ACP surface (--acp or a target file)".into())
+            }
+        }
+    }
+    for p in &args.volatile {
+        if !crate::outcome::valid_pointer(p) {
+            return Err(format!(
+                "--volatile: {p:?} is not a JSON pointer (RFC 6901: empty, or starting with `/`)"
+            ));
+        }
+        target.equivalence.volatile.push(p.clone());
     }
     Ok(target)
 }
@@ -349,13 +385,16 @@ fn run_profiles(args: &RunArgs, target: &crate::target::Target) -> Result<Vec<St
         let ok = match p.as_str() {
             "mcp" => target.mcp.is_some(),
             "acp" => target.acp.is_some(),
-            _ => target.mcp.is_some() || target.acp.is_some(),
+            // Two surfaces at least: an MCP server counts once per era it speaks (known only
+            // once it runs), an ACP agent once.
+            _ => target.mcp.is_some(),
         };
         if !ok {
-            return Err(format!(
-                "profile {p} needs {} surface, and the target has none",
-                if p == "mcp" { "an MCP" } else { "an ACP" }
-            ));
+            return Err(match p.as_str() {
+                "mcp" => "profile mcp needs an MCP surface (--mcp or [surfaces.mcp]), and the target has none".to_string(),
+                "acp" => "profile acp needs an ACP surface (--acp or [surfaces.acp]), and the target has none".to_string(),
+                _ => "profile equivalence needs two surfaces: an MCP surface (each protocol era it speaks counts) beside an ACP surface, or an MCP server that speaks both eras".to_string(),
+            });
         }
     }
     Ok(profiles)
@@ -441,7 +480,7 @@ async fn cmd_run(args: RunArgs) -> i32 {
         timing.silence = scale(ms);
     }
     let mut opts = RunOptions {
-        eras: args.era,
+        eras: args.era.unwrap_or(EraSel::All),
         filter: args.filter.clone(),
         skip: args.skip.clone(),
         jobs: usize::try_from(args.jobs).unwrap_or(usize::MAX),
@@ -487,17 +526,18 @@ async fn cmd_run(args: RunArgs) -> i32 {
                 if slow_call.is_some() {
                     t.slow_call = slow_call.clone();
                 }
-                opts.eras = if args.target.is_some() && args.mcp.is_none() {
-                    m.eras
-                } else {
-                    args.era
-                };
+                opts.eras = args.era.unwrap_or(m.eras);
                 match run_mcp_with_scenarios(t, &opts, &scenarios).await {
                     Ok(r) => {
                         if r.eras.is_empty() {
+                            let notes = r.notes.join("; ");
+                            let hint = if notes.contains("protocolVersion") {
+                                " (the peer answered like an ACP agent: check it with --acp)"
+                            } else {
+                                ""
+                            };
                             could_not_run.push(format!(
-                                "the MCP surface did not start, or answered neither initialize nor server/discover: {}",
-                                r.notes.join("; ")
+                                "the MCP surface did not start, or answered neither initialize nor server/discover: {notes}{hint}"
                             ));
                         }
                         merge(&mut report, r);
@@ -525,9 +565,14 @@ async fn cmd_run(args: RunArgs) -> i32 {
                 match crate::run::run_acp(t, &opts).await {
                     Ok(r) => {
                         if r.eras.is_empty() {
+                            let notes = r.notes.join("; ");
+                            let hint = if notes.contains("protocolVersion") {
+                                " (the peer answered like an MCP server: check it with --mcp)"
+                            } else {
+                                ""
+                            };
                             could_not_run.push(format!(
-                                "the ACP agent did not start, or did not answer initialize: {}",
-                                r.notes.join("; ")
+                                "the ACP agent did not start, or did not answer initialize: {notes}{hint}"
                             ));
                         }
                         merge(&mut report, r);
@@ -575,9 +620,18 @@ async fn cmd_run(args: RunArgs) -> i32 {
         return EXIT_COULD_NOT_RUN;
     }
     if report.cases.is_empty() {
+        let show = |v: &[String]| {
+            if v.is_empty() {
+                "none".to_string()
+            } else {
+                v.join(", ")
+            }
+        };
         eprintln!(
-            "error: no case matched the selection (--filter {:?}, --skip {:?}, --profile {:?}); `parity list` shows every case id",
-            args.filter, args.skip, profiles
+            "error: no case matched the selection (--filter: {}; --skip: {}; profiles: {}); `parity list` shows every check id",
+            show(&args.filter),
+            show(&args.skip),
+            profiles.join(", ")
         );
     }
     report.exit_code()
@@ -838,6 +892,9 @@ async fn cmd_fake(fault: Option<String>, list: bool) -> i32 {
             "{:<28} starts a `setsid sleep 600` grandchild, then serves the reference",
             "setsid-child"
         );
+        if !list {
+            eprintln!("error: name a fault (the list above), e.g. `parity fake stdout-banner`");
+        }
         return if list { 0 } else { EXIT_USAGE };
     }
     let name = fault.unwrap_or_default();

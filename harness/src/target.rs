@@ -48,9 +48,10 @@ use toml::Spanned;
 /// The profiles a target may name.
 pub const PROFILES: [&str; 3] = ["mcp", "acp", "equivalence"];
 
-/// A target file error: `file:line:col: key: message`.
+/// A target file error: `file:line:col: key: message`, or `file: message` when no line applies
+/// (the file could not be read).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{file}:{line}:{col}: {key}: {message}")]
+#[error("{}", self.render())]
 pub struct TargetError {
     /// The file as given.
     pub file: String,
@@ -62,6 +63,19 @@ pub struct TargetError {
     pub key: String,
     /// What is wrong.
     pub message: String,
+}
+
+impl TargetError {
+    fn render(&self) -> String {
+        if self.line == 0 {
+            format!("{}: {}", self.file, self.message)
+        } else {
+            format!(
+                "{}:{}:{}: {}: {}",
+                self.file, self.line, self.col, self.key, self.message
+            )
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -238,12 +252,8 @@ fn key_at(text: &str, line: usize) -> String {
         .nth(line.saturating_sub(1))
         .unwrap_or("")
         .trim();
-    if let Some(t) = l.strip_prefix('[') {
-        return t
-            .trim_end_matches(']')
-            .trim_matches(['[', ']'])
-            .trim()
-            .to_string();
+    if let Some(name) = header_name(l) {
+        return name;
     }
     match l.split_once('=') {
         Some((k, _)) => {
@@ -261,12 +271,19 @@ fn key_at(text: &str, line: usize) -> String {
 fn table_at(text: &str, line: usize) -> Option<String> {
     text.lines()
         .take(line.saturating_sub(1))
-        .filter_map(|l| {
-            let l = l.trim();
-            l.starts_with('[')
-                .then(|| l.trim_matches(['[', ']']).trim().to_string())
-        })
+        .filter_map(header_name)
         .last()
+}
+
+/// A table header's name (`[a.b]`, `[[a.b]]`), without brackets or a trailing comment.
+fn header_name(line: &str) -> Option<String> {
+    let l = line.trim();
+    if !l.starts_with('[') {
+        return None;
+    }
+    let inner = l.trim_start_matches('[');
+    let end = inner.find(']')?;
+    Some(inner[..end].trim().to_string())
 }
 
 /// Parses a target file's text. `file` names it in errors.
@@ -609,6 +626,22 @@ seed = 9
         .unwrap_err();
         assert_eq!((e.line, e.key.as_str()), (5, "surfaces.mcp.classes"), "{e}");
         assert_eq!(t.message_ms, Some(100));
+    }
+
+    #[test]
+    fn a_commented_header_does_not_leak_into_the_key() {
+        let e = parse(
+            "t.toml",
+            "version = 1\n[timeouts]   # milliseconds\nmesage_ms = 5\n[surfaces.acp]\ncommand = \"x\"\n",
+        )
+        .unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (3, "timeouts.mesage_ms"), "{e}");
+        let e = load(Path::new("/nonexistent/parity.toml")).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("/nonexistent/parity.toml: failed to read"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -418,3 +418,47 @@ fn a_surface_that_dies_mid_call_is_not_run_and_never_shrunk() {
     );
     r.assert_code(3);
 }
+
+#[test]
+fn volatile_values_declared_on_the_command_line_are_normalized() {
+    let mcp = format!("{} reference mcp", common::parity_str());
+    let acp = format!("{} reference acp", common::parity_str());
+    let base = [
+        "run",
+        "--mcp",
+        mcp.as_str(),
+        "--acp",
+        acp.as_str(),
+        "--profile",
+        "equivalence",
+        "--filter",
+        "equivalence.generated.status",
+        "--cases",
+        "5",
+        "--seed",
+        "4",
+    ];
+    // The two processes start at different times: `status` reports different `since_ms`.
+    let r = common::run(&base);
+    r.assert_code(1);
+    assert!(r.stdout.contains("/value/since_ms"), "{r}");
+    let mut with = base.to_vec();
+    with.extend(["--volatile", "/value/since_ms"]);
+    common::run(&with).assert_code(0);
+    let mut bad = base.to_vec();
+    bad.extend(["--volatile", "value"]);
+    let r = common::run(&bad);
+    r.assert_code(2);
+    assert!(r.stderr.contains("--volatile"), "{r}");
+}
+
+#[test]
+fn a_tool_method_given_for_the_bundled_reference_is_the_one_it_serves() {
+    let r = common::run_json(&["run", "--profile", "acp", "--tool-method", "_acme/tool"]);
+    r.assert_code(0);
+    assert_eq!(
+        r.verdict("acp.ext.tool-method-served@acp#v1"),
+        Some("pass"),
+        "{r}"
+    );
+}
