@@ -6,7 +6,8 @@
 //! count}, "duration_ms", "exit_code", "cases": {case_id: {check, binding, revision, spec,
 //! level, quote, requirement, verdict, message, evidence[], duration_ms, kind}}}` where `kind`
 //! is `active`, `monitor` or `scenario`. Keys of `cases` are
-//! the stable case ids `check@binding#revision`, in plan order.
+//! the stable case ids `check@binding#revision`, in plan order. The shape is published as a JSON
+//! Schema in `docs/report.schema.json`, which a test holds real reports to.
 
 use crate::check::Verdict;
 use crate::run::RunReport;

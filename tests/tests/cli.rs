@@ -7,7 +7,7 @@
 mod common;
 
 use common::{fake_cmd, run, run_json};
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::collections::BTreeSet;
 
 const LEGACY: &str = "#2025-11-25";
@@ -325,4 +325,35 @@ fn filter_matching_nothing_exits_3_and_says_so() {
     r.assert_code(3);
     assert!(r.stdout.contains("no check executed"), "{r}");
     assert!(r.console_verdicts().is_empty(), "{r}");
+}
+
+/// Every JSON report matches the published schema `docs/report.schema.json`: a clean run of
+/// every profile, a failing MCP run and a failing ACP run.
+#[test]
+fn json_reports_match_the_published_schema() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/report.schema.json");
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let banner = fake_cmd("stdout-banner");
+    let bad_agent = fake_cmd("acp-bad-update");
+    for args in [
+        vec!["run", "--cases", "5", "--seed", "1"],
+        vec!["run", "--mcp", banner.as_str()],
+        vec!["run", "--acp", bad_agent.as_str()],
+    ] {
+        let r = run_json(&args);
+        let report = r
+            .report
+            .as_ref()
+            .unwrap_or_else(|| panic!("no report\n{r}"));
+        let errors: Vec<String> = validator
+            .iter_errors(report)
+            .map(|e| format!("{}: {e}", e.instance_path()))
+            .collect();
+        assert!(errors.is_empty(), "{}\n{r}", errors.join("\n"));
+    }
+    // The schema is strict enough to notice a stray member.
+    let mut r = run_json(&["run", "--profile", "acp"]).report.unwrap();
+    r["extra"] = json!(1);
+    assert!(!validator.is_valid(&r));
 }
