@@ -74,6 +74,9 @@ pub enum Verdict {
     NotRun,
     /// The case ran past its deadline.
     Timeout,
+    /// The case failed or timed out, then passed when `--retries` ran it again: reported apart
+    /// from a plain pass, and does not fail the run.
+    Flaky,
 }
 
 impl Verdict {
@@ -86,6 +89,7 @@ impl Verdict {
             Verdict::Skip => "skip",
             Verdict::NotRun => "not-run",
             Verdict::Timeout => "timeout",
+            Verdict::Flaky => "flaky",
         }
     }
 }

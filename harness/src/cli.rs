@@ -503,6 +503,8 @@ async fn cmd_run(args: RunArgs) -> i32 {
         cases: Vec::new(),
         duration_ms: 0,
         seed: None,
+        stale: Vec::new(),
+        partition: None,
     };
     let mut could_not_run: Vec<String> = Vec::new();
     for profile in &profiles {
@@ -608,7 +610,7 @@ async fn cmd_run(args: RunArgs) -> i32 {
     let mut out = std::io::stdout().lock();
     let _ = crate::report::print_console(&report, &mut out, args.verbose);
     if let Some(path) = &args.json {
-        if let Err(e) = crate::report::write_json(&report, path) {
+        if let Err(e) = crate::report::write_json(&report, None, path) {
             eprintln!("error: failed to write {}: {e}", path.display());
             return EXIT_USAGE;
         }
@@ -684,6 +686,8 @@ async fn run_equivalence(
         cases,
         duration_ms: 0,
         seed: Some(seed),
+        stale: Vec::new(),
+        partition: None,
     })
 }
 

@@ -457,6 +457,8 @@ fn result(
         message,
         evidence,
         duration_ms: ms,
+        attempts: 1,
+        expected: None,
     }
 }
 

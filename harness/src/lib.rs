@@ -21,6 +21,7 @@ pub mod peer;
 pub mod report;
 pub mod run;
 pub mod scenario;
+pub mod select;
 pub mod selftest;
 pub mod target;
 pub mod util;

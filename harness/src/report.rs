@@ -2,12 +2,14 @@
 //!
 //! JSON report, schema version [`REPORT_SCHEMA_VERSION`]: `{"schema_version", "parity_version",
 //! "target", "eras": {"legacy"?: rev, "modern"?: rev, "acp"?: "v1"}, "notes": [...], "seed": <u64 of
-//! generated equivalence, or null>, "summary": {verdict:
-//! count}, "duration_ms", "exit_code", "cases": {case_id: {check, binding, revision, spec,
-//! level, quote, requirement, verdict, message, evidence[], duration_ms, kind}}}` where `kind`
-//! is `active`, `monitor` or `scenario`. Keys of `cases` are
-//! the stable case ids `check@binding#revision`, in plan order. The shape is published as a JSON
-//! Schema in `docs/report.schema.json`, which a test holds real reports to.
+//! generated equivalence, or null>, "partition": "hash:K/N" | "count:K/N" | null, "baseline":
+//! <file or null>, "stale": [{entry, reason, line, cases[]}], "summary": {verdict: count,
+//! "expected": n, "stale": n}, "duration_ms", "exit_code", "cases": {case_id: {check, binding,
+//! revision, spec, level, quote, requirement, verdict, message, evidence[], duration_ms, kind,
+//! attempts, expected: {entry, reason} | null}}}` where `kind` is `active`, `monitor` or
+//! `scenario` and verdicts are `pass`, `fail`, `warn`, `skip`, `not-run`, `timeout`, `flaky`.
+//! Keys of `cases` are the stable case ids `check@binding#revision`, in plan order. The shape is
+//! published as a JSON Schema in `docs/report.schema.json`, which a test holds real reports to.
 
 use crate::check::Verdict;
 use crate::run::RunReport;
@@ -15,19 +17,21 @@ use serde_json::{json, Map, Value};
 use std::io::Write;
 
 /// Version of the JSON report's shape; bumped on any incompatible change.
-pub const REPORT_SCHEMA_VERSION: u32 = 1;
+pub const REPORT_SCHEMA_VERSION: u32 = 2;
 
-const ORDER: [Verdict; 6] = [
+/// Every verdict, in the order summaries list them.
+pub const ORDER: [Verdict; 7] = [
     Verdict::Pass,
     Verdict::Fail,
     Verdict::Warn,
     Verdict::Skip,
     Verdict::NotRun,
     Verdict::Timeout,
+    Verdict::Flaky,
 ];
 
-/// The JSON report as a value.
-pub fn to_json(report: &RunReport) -> Value {
+/// The JSON report as a value; `baseline` is the `--baseline` file, when the run had one.
+pub fn to_json(report: &RunReport, baseline: Option<&std::path::Path>) -> Value {
     let mut cases = Map::new();
     for c in &report.cases {
         cases.insert(
@@ -45,6 +49,8 @@ pub fn to_json(report: &RunReport) -> Value {
                 "message": c.message,
                 "evidence": c.evidence,
                 "duration_ms": c.duration_ms,
+                "attempts": c.attempts,
+                "expected": c.expected,
             }),
         );
     }
@@ -56,6 +62,8 @@ pub fn to_json(report: &RunReport) -> Value {
             json!(counts.get(&v).copied().unwrap_or(0)),
         );
     }
+    summary.insert("expected".into(), json!(report.expected_failures()));
+    summary.insert("stale".into(), json!(report.stale.len()));
     json!({
         "schema_version": REPORT_SCHEMA_VERSION,
         "parity_version": env!("CARGO_PKG_VERSION"),
@@ -63,6 +71,9 @@ pub fn to_json(report: &RunReport) -> Value {
         "eras": report.eras,
         "notes": report.notes,
         "seed": report.seed,
+        "partition": report.partition,
+        "baseline": baseline.map(|p| p.display().to_string()),
+        "stale": report.stale,
         "summary": summary,
         "duration_ms": report.duration_ms,
         "exit_code": report.exit_code(),
@@ -71,8 +82,13 @@ pub fn to_json(report: &RunReport) -> Value {
 }
 
 /// Writes the JSON report to `path`. Errors: the file cannot be written.
-pub fn write_json(report: &RunReport, path: &std::path::Path) -> std::io::Result<()> {
-    let text = serde_json::to_string_pretty(&to_json(report)).map_err(std::io::Error::other)?;
+pub fn write_json(
+    report: &RunReport,
+    baseline: Option<&std::path::Path>,
+    path: &std::path::Path,
+) -> std::io::Result<()> {
+    let text =
+        serde_json::to_string_pretty(&to_json(report, baseline)).map_err(std::io::Error::other)?;
     std::fs::write(path, text + "\n")
 }
 
@@ -106,6 +122,7 @@ pub fn print_console(
             Verdict::Skip => "SKIP",
             Verdict::NotRun => "NOT-RUN",
             Verdict::Timeout => "TIMEOUT",
+            Verdict::Flaky => "FLAKY",
         };
         writeln!(out, "{tag:<8} {} ({} ms)", c.id, c.duration_ms)?;
         if c.verdict != Verdict::Pass {

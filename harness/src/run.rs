@@ -98,8 +98,35 @@ pub struct CaseResult {
     pub message: String,
     /// Exchange excerpt.
     pub evidence: Vec<String>,
-    /// Wall time of the case in milliseconds.
+    /// Wall time of the case in milliseconds (of its last attempt).
     pub duration_ms: u64,
+    /// How many times the case ran: 1, or more when `--retries` ran a failed case again.
+    pub attempts: u32,
+    /// The `--baseline` entry that lists this case when it failed or timed out as expected
+    /// (the verdict stays `fail`/`timeout`; the run is not failed by it).
+    pub expected: Option<BaselineMark>,
+}
+
+/// A baseline entry matched to a case (`--baseline`, docs/ci.md).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BaselineMark {
+    /// The entry's case-id pattern, as written in the file.
+    pub entry: String,
+    /// The entry's reason.
+    pub reason: String,
+}
+
+/// A baseline entry whose cases all ran and none failed: it must be removed (exit 1).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StaleEntry {
+    /// The entry's case-id pattern.
+    pub entry: String,
+    /// The entry's reason.
+    pub reason: String,
+    /// 1-based line of the entry in the baseline file.
+    pub line: usize,
+    /// The ids of the cases it matched (every one passed, warned or was flaky).
+    pub cases: Vec<String>,
 }
 
 /// What a run produced.
@@ -117,6 +144,10 @@ pub struct RunReport {
     pub duration_ms: u64,
     /// The seed of generated equivalence, when that ran (rerun with `--seed` to reproduce).
     pub seed: Option<u64>,
+    /// Baseline entries that no longer match a failure (`--baseline`); any fails the run.
+    pub stale: Vec<StaleEntry>,
+    /// The `--partition` shard this run was, as given (`hash:1/3`), when one was.
+    pub partition: Option<String>,
 }
 
 impl RunReport {
@@ -128,28 +159,39 @@ impl RunReport {
         }
         m
     }
-    /// Cases that executed (pass, fail, warn, timeout).
+    /// Cases that executed (pass, fail, warn, timeout, flaky).
     pub fn executed(&self) -> usize {
         self.cases
             .iter()
             .filter(|c| {
                 matches!(
                     c.verdict,
-                    Verdict::Pass | Verdict::Fail | Verdict::Warn | Verdict::Timeout
+                    Verdict::Pass | Verdict::Fail | Verdict::Warn | Verdict::Timeout | Verdict::Flaky
                 )
             })
             .count()
     }
-    /// The exit code of DESIGN.md: 0 all as expected, 1 a failure or timeout, 3 nothing executed.
+    /// Cases that failed or timed out and no baseline entry expected.
+    pub fn unexpected_failures(&self) -> usize {
+        self.cases
+            .iter()
+            .filter(|c| matches!(c.verdict, Verdict::Fail | Verdict::Timeout) && c.expected.is_none())
+            .count()
+    }
+    /// Cases that failed or timed out as a baseline entry expected.
+    pub fn expected_failures(&self) -> usize {
+        self.cases.iter().filter(|c| c.expected.is_some()).count()
+    }
+    /// The exit code of DESIGN.md: 0 all as expected, 1 an unexpected failure or timeout or a
+    /// stale baseline entry, 3 nothing executed (except an empty `--partition` shard: 0).
     pub fn exit_code(&self) -> i32 {
+        if self.cases.is_empty() && self.partition.is_some() {
+            return 0;
+        }
         if self.executed() == 0 {
             return 3;
         }
-        if self
-            .cases
-            .iter()
-            .any(|c| matches!(c.verdict, Verdict::Fail | Verdict::Timeout))
-        {
+        if self.unexpected_failures() > 0 || !self.stale.is_empty() {
             1
         } else {
             0
@@ -473,6 +515,8 @@ pub async fn run_mcp_with_scenarios(
         cases: results,
         duration_ms: started.elapsed().as_millis() as u64,
         seed: None,
+        stale: Vec::new(),
+        partition: None,
     })
 }
 
@@ -614,7 +658,7 @@ async fn run_era(
             || by_id.values().any(|r| {
                 matches!(
                     r.verdict,
-                    Verdict::Pass | Verdict::Fail | Verdict::Warn | Verdict::Timeout
+                    Verdict::Pass | Verdict::Fail | Verdict::Warn | Verdict::Timeout | Verdict::Flaky
                 )
             });
         let finding = if sessions.is_empty() || !driven {
@@ -651,6 +695,8 @@ async fn run_era(
             .into(),
         evidence: Vec::new(),
         duration_ms: 0,
+        attempts: 1,
+        expected: None,
     };
     let mut out: Vec<CaseResult> = planned
         .iter()
@@ -720,6 +766,8 @@ fn to_result(
         message,
         evidence: f.evidence,
         duration_ms,
+        attempts: 1,
+        expected: None,
     }
 }
 
@@ -790,6 +838,8 @@ pub async fn run_acp(target: McpTarget, opts: &RunOptions) -> Result<RunReport, 
             cases: Vec::new(),
             duration_ms: started.elapsed().as_millis() as u64,
             seed: None,
+            stale: Vec::new(),
+            partition: None,
         });
     }
     let planned: Vec<Planned> = crate::checks_acp::catalogue()
@@ -823,5 +873,7 @@ pub async fn run_acp(target: McpTarget, opts: &RunOptions) -> Result<RunReport, 
         cases,
         duration_ms: started.elapsed().as_millis() as u64,
         seed: None,
+        stale: Vec::new(),
+        partition: None,
     })
 }

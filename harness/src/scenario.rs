@@ -1509,6 +1509,8 @@ pub fn case_result(
         message,
         evidence: f.evidence,
         duration_ms,
+        attempts: 1,
+        expected: None,
     }
 }
 

@@ -56,6 +56,8 @@ async fn equivalence_run(
         cases: Vec::new(),
         duration_ms: 0,
         seed: Some(1),
+        stale: Vec::new(),
+        partition: None,
     };
     let (surfaces, notes) =
         match crate::equivalence::surfaces_of(&target, timing, crate::wire::DEFAULT_LINE_CAP).await
@@ -121,7 +123,7 @@ impl Row {
 
 fn severity(v: Verdict) -> u8 {
     match v {
-        Verdict::Pass => 0,
+        Verdict::Pass | Verdict::Flaky => 0,
         Verdict::Skip => 1,
         Verdict::NotRun => 2,
         Verdict::Warn => 3,
