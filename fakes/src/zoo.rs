@@ -188,6 +188,31 @@ impl Fault for GarbageExits {
     }
 }
 
+/// Like [`GarbageExits`], but only once per marker file: when `PARITY_FAKE_ONCE` names a path,
+/// the first process to see an unparsable line creates the file (exclusively) and exits; every
+/// later one answers like the reference. Without the variable it always exits. It makes a case
+/// fail on its first attempt and pass on a retry (the harness's `--retries` tests).
+struct GarbageExitsOnce;
+impl Fault for GarbageExitsOnce {
+    fn on_input(&mut self, line: &[u8], io: &mut Io) -> Flow {
+        if parse(line).is_none() {
+            let first = match std::env::var_os("PARITY_FAKE_ONCE") {
+                None => true,
+                Some(path) => std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(path)
+                    .is_ok(),
+            };
+            if first {
+                return Flow::Exit(0);
+            }
+        }
+        io.to_server.push(line.to_vec());
+        Flow::Continue
+    }
+}
+
 fn parse_error_id_zero(v: &mut Value) {
     if error_code(v) == Some(-32700) {
         v["id"] = json!(0);
@@ -729,6 +754,12 @@ pub fn catalogue() -> &'static [FaultInfo] {
                 "exits when a line does not parse (B06)",
                 ["mcp.base.parse-error"],
                 || Box::new(GarbageExits)
+            ),
+            fault!(
+                "garbage-exits-once",
+                "exits on the first unparsable line it ever sees (per PARITY_FAKE_ONCE marker file), then behaves: a flaky server",
+                ["mcp.base.parse-error"],
+                || Box::new(GarbageExitsOnce)
             ),
             fault!(
                 "parse-error-id-zero",

@@ -822,13 +822,7 @@ async fn profile_child(runs: usize) -> Result<ProfileRuns, String> {
 
 /// [`run_mcp`] against the reference with the default options, in this process.
 async fn profile_in_process(runs: usize) -> Result<ProfileRuns, String> {
-    let opts = RunOptions {
-        eras: EraSel::All,
-        filter: Vec::new(),
-        skip: Vec::new(),
-        jobs: 8,
-        timing: Timing::scaled(1.0),
-    };
+    let opts = RunOptions::new(EraSel::All, &[], &[], 8, Timing::scaled(1.0))?;
     let mut times = Vec::with_capacity(runs);
     let mut codes = Vec::with_capacity(runs);
     for _ in 0..runs {

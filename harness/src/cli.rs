@@ -8,6 +8,7 @@ use crate::peer::PeerSpec;
 use crate::run::{run_mcp_with_scenarios, EraSel, RunOptions};
 use clap::{Parser, Subcommand};
 use serde_json::{json, Value};
+use std::io::Write;
 use std::path::PathBuf;
 
 /// Exit code: usage or configuration error.
@@ -61,6 +62,51 @@ enum Command {
     },
     /// Measure round trips and run times against baselines measured in the same run.
     Bench(crate::bench::BenchArgs),
+    /// Baseline files of expected failures (docs/ci.md).
+    Baseline {
+        #[command(subcommand)]
+        action: BaselineCmd,
+    },
+    /// Work with JSON reports written by `parity run --json`.
+    Report {
+        #[command(subcommand)]
+        action: ReportCmd,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum BaselineCmd {
+    /// Write a baseline listing every failed or timed-out case of a JSON report.
+    Write {
+        /// The JSON report (`parity run --json FILE`).
+        #[arg(long, value_name = "REPORT")]
+        from: PathBuf,
+        /// Where to write the baseline (default: stdout).
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// The scenario directories the run used (`parity run --scenarios DIR`), so their
+        /// checks are known.
+        #[arg(long, value_name = "DIR")]
+        scenarios: Vec<PathBuf>,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum ReportCmd {
+    /// Put several JSON reports side by side in one HTML matrix (one column group per
+    /// implementation, like Autobahn|Testsuite's table).
+    Merge {
+        /// JSON reports (`parity run --json FILE`), at least one.
+        #[arg(required = true, value_name = "REPORT")]
+        reports: Vec<PathBuf>,
+        /// The HTML page to write.
+        #[arg(long, value_name = "FILE")]
+        html: PathBuf,
+        /// The scenario directories the runs used (`parity run --scenarios DIR`), so their
+        /// checks are known.
+        #[arg(long, value_name = "DIR")]
+        scenarios: Vec<PathBuf>,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -130,9 +176,34 @@ struct RunArgs {
     /// reference's is `wait_for_cancel`); overrides the target's `cancel_prompt`.
     #[arg(long, value_name = "TEXT")]
     cancel_prompt: Option<String>,
-    /// Write the JSON report here.
-    #[arg(long)]
+    /// Write the JSON report here (schema: docs/report.schema.json).
+    #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
+    /// Write a JUnit XML report here: one test suite per profile, one test case per case.
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
+    /// Write a self-contained HTML matrix report here (checks × surfaces and eras).
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
+    /// A baseline of expected failures (YAML, docs/ci.md): listed failures exit 0; a listed
+    /// check that now passes fails the run as stale.
+    #[arg(long, value_name = "FILE")]
+    baseline: Option<PathBuf>,
+    /// Run one shard of the cases: `hash:K/N` or `count:K/N` (docs/ci.md). Shards 1/N…N/N
+    /// together run every case once; an empty shard exits 0.
+    #[arg(long, value_name = "KIND:K/N")]
+    partition: Option<String>,
+    /// Start no more cases after the first unexpected failure or timeout; the rest are
+    /// reported not-run.
+    #[arg(long)]
+    fail_fast: bool,
+    /// Run a failed or timed-out case up to N more times; a case that then passes is reported
+    /// flaky, never as a plain pass.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    retries: u32,
+    /// Print only the cases that did not pass and the summary; no progress.
+    #[arg(long, short, conflicts_with = "verbose")]
+    quiet: bool,
     /// Keep only cases whose id matches one of these globs (a bare check id keeps all its cases).
     #[arg(long)]
     filter: Vec<String>,
@@ -227,6 +298,22 @@ pub async fn dispatch(cli: Cli) -> i32 {
         },
         Command::Fake { fault, list } => cmd_fake(fault, list).await,
         Command::Bench(args) => crate::bench::run(args).await,
+        Command::Baseline {
+            action:
+                BaselineCmd::Write {
+                    from,
+                    out,
+                    scenarios,
+                },
+        } => cmd_baseline_write(&from, out.as_deref(), &scenarios),
+        Command::Report {
+            action:
+                ReportCmd::Merge {
+                    reports,
+                    html,
+                    scenarios,
+                },
+        } => cmd_report_merge(&reports, &html, &scenarios),
     }
 }
 
@@ -449,16 +536,33 @@ async fn cmd_run(args: RunArgs) -> i32 {
         },
         None => None,
     };
-    if let Some(path) = &args.json {
+    for (flag, path) in [
+        ("--json", &args.json),
+        ("--junit", &args.junit),
+        ("--html", &args.html),
+    ] {
+        let Some(path) = path else { continue };
         let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
         if dir.is_some_and(|d| !d.is_dir()) {
             eprintln!(
-                "error: --json: the directory of {} does not exist",
+                "error: {flag}: the directory of {} does not exist",
                 path.display()
             );
             return EXIT_USAGE;
         }
     }
+    let partition = match args
+        .partition
+        .as_deref()
+        .map(crate::select::Partition::parse)
+    {
+        None => None,
+        Some(Ok(p)) => Some(p),
+        Some(Err(e)) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
     if args.line_cap == 0 {
         eprintln!("error: --line-cap must be at least 1 byte");
         return EXIT_USAGE;
@@ -479,13 +583,6 @@ async fn cmd_run(args: RunArgs) -> i32 {
     if let Some(ms) = target.silence_ms {
         timing.silence = scale(ms);
     }
-    let mut opts = RunOptions {
-        eras: args.era.unwrap_or(EraSel::All),
-        filter: args.filter.clone(),
-        skip: args.skip.clone(),
-        jobs: usize::try_from(args.jobs).unwrap_or(usize::MAX),
-        timing,
-    };
     // --- scenarios (crate::scenario): shipped + --scenarios, malformed → exit 2 ---
     let scenarios = match crate::scenario::load_all(&args.scenarios) {
         Ok(s) => s,
@@ -493,6 +590,48 @@ async fn cmd_run(args: RunArgs) -> i32 {
             eprintln!("error: {e}");
             return EXIT_USAGE;
         }
+    };
+    let selection = match crate::select::Selection::new(
+        &args.filter,
+        &args.skip,
+        partition.clone(),
+        &crate::select::units(&scenarios),
+    ) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let baseline = match &args.baseline {
+        None => None,
+        Some(path) => {
+            let known = |check: &str| crate::select::known_check(check, &scenarios);
+            match crate::baseline::load(path, &known) {
+                Ok(b) => Some(std::sync::Arc::new(b)),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return EXIT_USAGE;
+                }
+            }
+        }
+    };
+    let progress = crate::report::Progress::new(args.quiet);
+    let control = crate::run::RunControl {
+        retries: args.retries,
+        fail_fast: args.fail_fast,
+        expected: baseline
+            .clone()
+            .map(|b| Box::new(move |id: &str| b.lists(id).is_some()) as crate::run::ExpectedFn),
+        progress: Some(progress.sink()),
+        ..Default::default()
+    };
+    let mut opts = RunOptions {
+        eras: args.era.unwrap_or(EraSel::All),
+        selection: std::sync::Arc::new(selection),
+        jobs: usize::try_from(args.jobs).unwrap_or(usize::MAX),
+        timing,
+        control: std::sync::Arc::new(control),
     };
     let is_reference = args.target.is_none() && args.mcp.is_none() && args.acp.is_none();
     let started = std::time::Instant::now();
@@ -505,9 +644,11 @@ async fn cmd_run(args: RunArgs) -> i32 {
         seed: None,
         stale: Vec::new(),
         partition: None,
+        empty_selection: false,
     };
     let mut could_not_run: Vec<String> = Vec::new();
     for profile in &profiles {
+        tracing::info!(profile = %profile, target = %target.name, "profile starting");
         match profile.as_str() {
             "mcp" => {
                 let Some(m) = &target.mcp else { continue };
@@ -607,10 +748,47 @@ async fn cmd_run(args: RunArgs) -> i32 {
         }
     }
     report.duration_ms = started.elapsed().as_millis() as u64;
+    report.partition = partition.as_ref().map(crate::select::Partition::describe);
+    report.empty_selection = report.cases.is_empty() && opts.selection.sharded_out() == 0;
+    if let Some(b) = &baseline {
+        b.apply(&mut report);
+    }
+    progress.finish();
     let mut out = std::io::stdout().lock();
-    let _ = crate::report::print_console(&report, &mut out, args.verbose);
+    let style = if args.quiet {
+        crate::report::Style::Quiet
+    } else if args.verbose {
+        crate::report::Style::Verbose
+    } else {
+        crate::report::Style::Normal
+    };
+    let _ = crate::report::print_console(&report, &mut out, style);
+    if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
+        let _ =
+            crate::report::print_github_annotations(&report, args.baseline.as_deref(), &mut out);
+    }
+    if let Some(by) = opts.control.stopped_by() {
+        let _ = writeln!(
+            out,
+            "--fail-fast: stopped after {by}; cases not started are reported not-run"
+        );
+    }
+    drop(out);
+    let json_value = crate::report::to_json(&report, args.baseline.as_deref());
     if let Some(path) = &args.json {
-        if let Err(e) = crate::report::write_json(&report, None, path) {
+        if let Err(e) = crate::report::write_json(&report, args.baseline.as_deref(), path) {
+            eprintln!("error: failed to write {}: {e}", path.display());
+            return EXIT_USAGE;
+        }
+    }
+    if let Some(path) = &args.junit {
+        if let Err(e) = crate::junit::write(&report, path) {
+            eprintln!("error: failed to write {}: {e}", path.display());
+            return EXIT_USAGE;
+        }
+    }
+    if let Some(path) = &args.html {
+        if let Err(e) = crate::html::write(std::slice::from_ref(&json_value), path) {
             eprintln!("error: failed to write {}: {e}", path.display());
             return EXIT_USAGE;
         }
@@ -621,7 +799,12 @@ async fn cmd_run(args: RunArgs) -> i32 {
         }
         return EXIT_COULD_NOT_RUN;
     }
-    if report.cases.is_empty() {
+    if report.cases.is_empty() && partition.is_some() && !report.empty_selection {
+        eprintln!(
+            "parity: shard {} selects no case (nothing to run here; the other shards run the rest)",
+            report.partition.as_deref().unwrap_or("")
+        );
+    } else if report.cases.is_empty() {
         let show = |v: &[String]| {
             if v.is_empty() {
                 "none".to_string()
@@ -671,14 +854,15 @@ async fn run_equivalence(
         seed,
         reference: is_reference || target.mcp.as_ref().is_some_and(|m| m.reference),
     };
-    let keep = crate::run::glob_set(&opts.filter)?;
-    let drop = crate::run::glob_set(&opts.skip)?;
-    let selected = |id: &str| {
-        keep.as_ref().is_none_or(|k| k.is_match(id))
-            && drop.as_ref().is_none_or(|d| !d.is_match(id))
-    };
-    let (cases, more) =
-        crate::equivalence::run(plan, scenarios, opts.timing, opts.jobs, &selected).await;
+    let selected = |id: &str| opts.selection.selects(id);
+    let (cases, more) = crate::equivalence::run(
+        plan,
+        scenarios,
+        opts.timing,
+        (opts.jobs, opts.control.clone()),
+        &selected,
+    )
+    .await;
     Ok(crate::run::RunReport {
         target: target.name.clone(),
         eras: Default::default(),
@@ -688,6 +872,7 @@ async fn run_equivalence(
         seed: Some(seed),
         stale: Vec::new(),
         partition: None,
+        empty_selection: false,
     })
 }
 
@@ -698,6 +883,74 @@ fn random_seed() -> u64 {
         .map(|d| d.as_nanos() as u64)
         .unwrap_or(0);
     t ^ (u64::from(std::process::id()) << 32)
+}
+
+/// `parity baseline write --from REPORT [--out FILE] [--scenarios DIR]…`: 0 written, 2 a bad report or an
+/// unwritable file.
+fn cmd_baseline_write(
+    from: &std::path::Path,
+    out: Option<&std::path::Path>,
+    scenario_dirs: &[PathBuf],
+) -> i32 {
+    let scenarios = match crate::scenario::load_all(scenario_dirs) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let known = |check: &str| crate::select::known_check(check, &scenarios);
+    let report = match crate::report_file::load(from, &known) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let text = crate::baseline::write_from_report(&report, &from.display().to_string());
+    match out {
+        None => {
+            crate::out!("{text}");
+            0
+        }
+        Some(path) => match std::fs::write(path, text) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("error: failed to write {}: {e}", path.display());
+                EXIT_USAGE
+            }
+        },
+    }
+}
+
+/// `parity report merge A.json B.json… --html FILE [--scenarios DIR]…`: 0 written, 2 a bad report or an
+/// unwritable file.
+fn cmd_report_merge(reports: &[PathBuf], html: &std::path::Path, scenario_dirs: &[PathBuf]) -> i32 {
+    let scenarios = match crate::scenario::load_all(scenario_dirs) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let known = |check: &str| crate::select::known_check(check, &scenarios);
+    let mut values = Vec::new();
+    for path in reports {
+        match crate::report_file::load(path, &known) {
+            Ok(v) => values.push(v),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return EXIT_USAGE;
+            }
+        }
+    }
+    match crate::html::write(&values, html) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("error: failed to write {}: {e}", html.display());
+            EXIT_USAGE
+        }
+    }
 }
 
 /// Parses `{"name": "...", "arguments": {...}, "ms": N}` (`ms` defaults to 1000).

@@ -828,13 +828,14 @@ pub fn finding_of(r: &CaseResult) -> Finding {
 }
 
 /// Runs the equivalence profile: one case per scenario with tool calls, then one generated case
-/// per tool (when `plan.cases > 0`), at most `jobs` at a time, filtered by `selected` on case ids.
+/// per tool (when `plan.cases > 0`), at most `jobs` at a time, filtered by `selected` on case ids,
+/// each case through `control` (retries, fail-fast, progress).
 /// Fewer than two surfaces leaves nothing to compare: no cases, and a note says why.
 pub async fn run(
     plan: Plan,
     scenarios: &[Arc<Scenario>],
     timing: Timing,
-    jobs: usize,
+    (jobs, control): (usize, Arc<crate::run::RunControl>),
     selected: &(dyn Fn(&str) -> bool + Sync),
 ) -> (Vec<CaseResult>, Vec<String>) {
     let mut notes = Vec::new();
@@ -862,10 +863,15 @@ pub async fn run(
         if scenario_calls(s).is_empty() || !selected(&scenario_case_id(s)) {
             continue;
         }
-        let (plan, s, sem) = (plan.clone(), s.clone(), sem.clone());
+        let (plan, s, sem, control) = (plan.clone(), s.clone(), sem.clone(), control.clone());
+        control.planned(1);
         handles.push(tokio::spawn(async move {
             let _permit = sem.acquire().await;
-            run_scenario(&plan, &s, timing).await
+            let id = scenario_case_id(&s);
+            let not_run = |why| result(id, String::new(), Verdict::NotRun, why, Vec::new(), 0);
+            control
+                .run_case(|| run_scenario(&plan, &s, timing), not_run)
+                .await
         }));
     }
     if plan.cases > 0 {
@@ -879,10 +885,19 @@ pub async fn run(
                     {
                         continue;
                     }
-                    let (plan, sem) = (plan.clone(), sem.clone());
+                    let (plan, sem, control) = (plan.clone(), sem.clone(), control.clone());
+                    let id = generated_case_id(name);
+                    control.planned(1);
                     handles.push(tokio::spawn(async move {
                         let _permit = sem.acquire().await;
-                        run_generated(plan, tool, timing).await
+                        let not_run =
+                            |why| result(id, String::new(), Verdict::NotRun, why, Vec::new(), 0);
+                        control
+                            .run_case(
+                                || run_generated(plan.clone(), tool.clone(), timing),
+                                not_run,
+                            )
+                            .await
                     }));
                 }
             }

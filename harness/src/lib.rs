@@ -5,6 +5,7 @@
 //! evidence → reporters. See `docs/architecture.md`.
 
 pub mod acp;
+pub mod baseline;
 pub mod bench;
 pub mod catalogue_doc;
 pub mod check;
@@ -14,11 +15,14 @@ pub mod cli;
 pub mod equivalence;
 /// Generated tool-call arguments from JSON Schema, run seeded with shrinking (generated equivalence).
 pub mod gen;
+pub mod html;
+pub mod junit;
 pub mod logging;
 pub mod mcp;
 pub mod outcome;
 pub mod peer;
 pub mod report;
+pub mod report_file;
 pub mod run;
 pub mod scenario;
 pub mod select;

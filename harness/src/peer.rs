@@ -381,6 +381,7 @@ impl Peer {
             source,
         })?;
         track(child.id(), true);
+        tracing::debug!(command = %spec.display(), pid = ?child.id(), "peer started");
         let start = Instant::now();
         let log: SharedLog = Arc::new(Mutex::new(Vec::new()));
         let stdin = child

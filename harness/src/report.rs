@@ -92,14 +92,43 @@ pub fn write_json(
     std::fs::write(path, text + "\n")
 }
 
-/// Prints the console report: one line per case, the reason and evidence under every case that
-/// did not pass (evidence only with `verbose`, or for fails and warns), then the summary line
-/// `summary: N pass, N fail, N warn, N skip, N not-run, N timeout`.
-pub fn print_console(
-    report: &RunReport,
-    out: &mut dyn Write,
-    verbose: bool,
-) -> std::io::Result<()> {
+/// How much the console report prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    /// `--quiet`: only the cases that failed, warned, timed out, were flaky or could not run
+    /// (with their reason), the table and the summary line.
+    Quiet,
+    /// Every case, reasons and spec quotes of the ones that did not pass, evidence of fails
+    /// and timeouts.
+    Normal,
+    /// `--verbose`: also the era-detection notes and evidence of every case that did not pass.
+    Verbose,
+}
+
+/// The console tag of a verdict (`PASS`, `FAIL`, …); a failure a baseline expects is
+/// `XFAIL`.
+fn tag(c: &crate::run::CaseResult) -> &'static str {
+    if c.expected.is_some() {
+        return "XFAIL";
+    }
+    match c.verdict {
+        Verdict::Pass => "PASS",
+        Verdict::Fail => "FAIL",
+        Verdict::Warn => "WARN",
+        Verdict::Skip => "SKIP",
+        Verdict::NotRun => "NOT-RUN",
+        Verdict::Timeout => "TIMEOUT",
+        Verdict::Flaky => "FLAKY",
+    }
+}
+
+/// Prints the console report: one line per case (in `Quiet` style, only the cases that did
+/// not pass), the reason and evidence under every case that did not pass (evidence only with
+/// `Verbose`, or for fails and timeouts), stale baseline entries, a table of verdicts per
+/// profile, then the summary line
+/// `summary: N pass, N fail, N warn, N skip, N not-run, N timeout, N flaky in T ms`.
+pub fn print_console(report: &RunReport, out: &mut dyn Write, style: Style) -> std::io::Result<()> {
+    let verbose = style == Style::Verbose;
     writeln!(out, "target: {}", report.target)?;
     let mut eras: Vec<_> = report.eras.iter().collect();
     eras.sort();
@@ -109,27 +138,40 @@ pub fn print_console(
     if let Some(seed) = report.seed {
         writeln!(out, "equivalence: seed {seed} (rerun with --seed {seed})")?;
     }
+    if let Some(p) = &report.partition {
+        writeln!(out, "partition: {p}")?;
+    }
     for n in &report.notes {
         if verbose {
             writeln!(out, "note: {n}")?;
         }
     }
     for c in &report.cases {
-        let tag = match c.verdict {
-            Verdict::Pass => "PASS",
-            Verdict::Fail => "FAIL",
-            Verdict::Warn => "WARN",
-            Verdict::Skip => "SKIP",
-            Verdict::NotRun => "NOT-RUN",
-            Verdict::Timeout => "TIMEOUT",
-            Verdict::Flaky => "FLAKY",
+        if style == Style::Quiet && matches!(c.verdict, Verdict::Pass | Verdict::Skip) {
+            continue;
+        }
+        let tag = tag(c);
+        let tries = if c.attempts > 1 {
+            format!(", {} attempts", c.attempts)
+        } else {
+            String::new()
         };
-        writeln!(out, "{tag:<8} {} ({} ms)", c.id, c.duration_ms)?;
+        writeln!(out, "{tag:<8} {} ({} ms{tries})", c.id, c.duration_ms)?;
         if c.verdict != Verdict::Pass {
             if !c.message.is_empty() {
                 writeln!(out, "         {}", c.message)?;
             }
-            if matches!(c.verdict, Verdict::Fail | Verdict::Warn | Verdict::Timeout) {
+            if let Some(mark) = &c.expected {
+                writeln!(
+                    out,
+                    "         expected by baseline entry `{}`: {}",
+                    mark.entry, mark.reason
+                )?;
+            }
+            if matches!(
+                c.verdict,
+                Verdict::Fail | Verdict::Warn | Verdict::Timeout | Verdict::Flaky
+            ) {
                 // A warning under a MUST check is an advisory: a lesser deviation than the rule
                 // quoted (e.g. an unconventional error code), never a violation of it.
                 let how = if c.verdict == Verdict::Warn && c.level.starts_with("MUST") {
@@ -139,26 +181,250 @@ pub fn print_console(
                 };
                 writeln!(out, "         {how} {}: \"{}\"", c.spec, c.quote)?;
             }
-            if verbose || matches!(c.verdict, Verdict::Fail | Verdict::Timeout) {
+            let unexpected =
+                matches!(c.verdict, Verdict::Fail | Verdict::Timeout) && c.expected.is_none();
+            if verbose || unexpected {
                 for e in c.evidence.iter().take(if verbose { 40 } else { 12 }) {
                     writeln!(out, "           {e}")?;
                 }
             }
         }
     }
+    for e in &report.stale {
+        writeln!(
+            out,
+            "STALE    baseline entry `{}` (line {}): every case it lists passed ({}); remove it",
+            e.entry,
+            e.line,
+            e.cases.join(", ")
+        )?;
+    }
+    write_table(report, out)?;
     writeln!(out, "{}", summary_line(report))?;
-    if report.executed() == 0 {
+    if report.executed() == 0 && report.exit_code() == 3 {
         writeln!(out, "no check executed: this run is not a pass (exit 3)")?;
     }
     Ok(())
 }
 
-/// `summary: 30 pass, 0 fail, 1 warn, 2 skip, 0 not-run, 0 timeout in 412 ms`.
+/// The profile of a binding (`mcp-stdio` → `mcp`).
+pub fn profile_of(binding: &str) -> &str {
+    match binding {
+        "mcp-stdio" => "mcp",
+        other => other,
+    }
+}
+
+/// The verdict table: a row per profile with cases, a total row; columns every verdict, then
+/// `expected` (failures a baseline lists, counted under fail/timeout too).
+fn write_table(report: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
+    let mut profiles: Vec<&str> = Vec::new();
+    for c in &report.cases {
+        let p = profile_of(&c.binding);
+        if !profiles.contains(&p) {
+            profiles.push(p);
+        }
+    }
+    if profiles.is_empty() {
+        return Ok(());
+    }
+    let row = |name: &str, cases: &mut dyn Iterator<Item = &crate::run::CaseResult>| {
+        let mut n = [0usize; 8];
+        for c in cases {
+            if let Some(i) = ORDER.iter().position(|v| *v == c.verdict) {
+                n[i] += 1;
+            }
+            if c.expected.is_some() {
+                n[7] += 1;
+            }
+        }
+        let cells: Vec<String> = n.iter().map(|x| format!("{x:>9}")).collect();
+        format!("{name:<12}{}", cells.join(""))
+    };
+    let head: Vec<String> = ORDER
+        .iter()
+        .map(|v| v.as_str())
+        .chain(["expected"])
+        .map(|h| format!("{h:>9}"))
+        .collect();
+    writeln!(out, "{:<12}{}", "profile", head.join(""))?;
+    for p in &profiles {
+        let mut it = report.cases.iter().filter(|c| profile_of(&c.binding) == *p);
+        writeln!(out, "{}", row(p, &mut it))?;
+    }
+    if profiles.len() > 1 {
+        writeln!(out, "{}", row("total", &mut report.cases.iter()))?;
+    }
+    Ok(())
+}
+
+/// `summary: 30 pass, 0 fail, 1 warn, 2 skip, 0 not-run, 0 timeout, 0 flaky in 412 ms`, with
+/// `(N expected by the baseline)` and `, N stale baseline entries` when a baseline applies.
 pub fn summary_line(report: &RunReport) -> String {
     let counts = report.counts();
     let parts: Vec<String> = ORDER
         .iter()
         .map(|v| format!("{} {}", counts.get(v).copied().unwrap_or(0), v.as_str()))
         .collect();
-    format!("summary: {} in {} ms", parts.join(", "), report.duration_ms)
+    let mut extra = String::new();
+    if report.expected_failures() > 0 {
+        extra.push_str(&format!(
+            " ({} expected by the baseline)",
+            report.expected_failures()
+        ));
+    }
+    if !report.stale.is_empty() {
+        extra.push_str(&format!(", {} stale baseline entries", report.stale.len()));
+    }
+    format!(
+        "summary: {}{extra} in {} ms",
+        parts.join(", "),
+        report.duration_ms
+    )
+}
+
+/// Escapes a GitHub Actions workflow-command value (`%`, CR, LF; in properties also `:`
+/// and `,`).
+fn gh_escape(s: &str, property: bool) -> String {
+    let mut o = s
+        .replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A");
+    if property {
+        o = o.replace(':', "%3A").replace(',', "%2C");
+    }
+    o
+}
+
+/// Prints GitHub Actions annotations (`GITHUB_ACTIONS=true`): `::error` for each unexpected
+/// fail or timeout and each stale baseline entry (at its line of the baseline file),
+/// `::warning` for warnings and flaky cases.
+pub fn print_github_annotations(
+    report: &RunReport,
+    baseline: Option<&std::path::Path>,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    for c in &report.cases {
+        let kind = match c.verdict {
+            Verdict::Fail | Verdict::Timeout if c.expected.is_none() => "error",
+            Verdict::Warn | Verdict::Flaky => "warning",
+            _ => continue,
+        };
+        let body = format!(
+            "{}: {} ({} {}: \"{}\")",
+            c.verdict.as_str(),
+            c.message,
+            c.level,
+            c.spec,
+            c.quote
+        );
+        writeln!(
+            out,
+            "::{kind} title={}::{}",
+            gh_escape(&format!("parity {}", c.id), true),
+            gh_escape(&body, false)
+        )?;
+    }
+    for e in &report.stale {
+        let file = baseline
+            .map(|p| {
+                format!(
+                    "file={},line={},",
+                    gh_escape(&p.display().to_string(), true),
+                    e.line
+                )
+            })
+            .unwrap_or_default();
+        writeln!(
+            out,
+            "::error {file}title={}::{}",
+            gh_escape("parity stale baseline entry", true),
+            gh_escape(
+                &format!(
+                    "`{}` lists cases that all passed ({}); remove the entry",
+                    e.entry,
+                    e.cases.join(", ")
+                ),
+                false
+            )
+        )?;
+    }
+    Ok(())
+}
+
+/// Progress while a run goes: an `indicatif` bar on stderr when stderr is a terminal, else a
+/// plain stderr line per finished case (`parity: [12/100] pass <case id> (35 ms)`); nothing
+/// with `--quiet`. The bar is cleared by [`Progress::finish`].
+pub struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    plain: bool,
+    done: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    total: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Progress {
+    /// A progress display for this process's stderr (`quiet` turns it off).
+    pub fn new(quiet: bool) -> Progress {
+        use std::io::IsTerminal;
+        let tty = std::io::stderr().is_terminal();
+        let bar = (!quiet && tty).then(|| {
+            let b = indicatif::ProgressBar::new(0);
+            if let Ok(style) = indicatif::ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {wide_msg}",
+            ) {
+                b.set_style(style);
+            }
+            b
+        });
+        Progress {
+            bar,
+            plain: !quiet && !tty,
+            done: Default::default(),
+            total: Default::default(),
+        }
+    }
+
+    /// The sink a [`crate::run::RunControl`] reports to.
+    pub fn sink(&self) -> crate::run::ProgressFn {
+        let bar = self.bar.clone();
+        let plain = self.plain;
+        let done = self.done.clone();
+        let total = self.total.clone();
+        Box::new(move |event| {
+            use std::sync::atomic::Ordering::SeqCst;
+            match event {
+                crate::run::Progress::Planned(n) => {
+                    total.fetch_add(n, SeqCst);
+                    if let Some(b) = &bar {
+                        b.inc_length(n as u64);
+                    }
+                }
+                crate::run::Progress::Finished(c) => {
+                    let i = done.fetch_add(1, SeqCst) + 1;
+                    if let Some(b) = &bar {
+                        b.inc(1);
+                        b.set_message(c.id.clone());
+                        if matches!(c.verdict, Verdict::Fail | Verdict::Timeout | Verdict::Flaky) {
+                            b.println(format!("{:<8} {}", tag(c), c.id));
+                        }
+                    } else if plain {
+                        eprintln!(
+                            "parity: [{i}/{}] {} {} ({} ms)",
+                            total.load(SeqCst).max(i),
+                            c.verdict.as_str(),
+                            c.id,
+                            c.duration_ms
+                        );
+                    }
+                }
+            }
+        })
+    }
+
+    /// Clears the bar, if any.
+    pub fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
 }

@@ -34,18 +34,154 @@ pub enum EraSel {
 }
 
 /// Options of one run.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct RunOptions {
     /// Eras to check.
     pub eras: EraSel,
-    /// Case-id globs to keep (empty = all).
-    pub filter: Vec<String>,
-    /// Case-id globs to drop.
-    pub skip: Vec<String>,
+    /// Which cases run: `--filter`, `--skip`, `--partition`.
+    pub selection: Arc<crate::select::Selection>,
     /// Parallel cases.
     pub jobs: usize,
     /// Deadlines.
     pub timing: Timing,
+    /// Retries, fail-fast and progress, shared by every profile of the run.
+    pub control: Arc<RunControl>,
+}
+
+impl RunOptions {
+    /// Options selecting the cases of `filter`/`skip` (no partition), with no retries, no
+    /// fail-fast and no progress.
+    ///
+    /// Errors: an invalid glob.
+    pub fn new(
+        eras: EraSel,
+        filter: &[String],
+        skip: &[String],
+        jobs: usize,
+        timing: Timing,
+    ) -> Result<RunOptions, String> {
+        Ok(RunOptions {
+            eras,
+            selection: Arc::new(crate::select::Selection::new(filter, skip, None, &[])?),
+            jobs,
+            timing,
+            control: Arc::new(RunControl::default()),
+        })
+    }
+}
+
+/// What the run loop reports as it goes (`RunControl::progress`).
+pub enum Progress<'a> {
+    /// This many more cases were planned.
+    Planned(usize),
+    /// A case finished (after its retries).
+    Finished(&'a CaseResult),
+}
+
+/// Callback of [`Progress`] events; called from many tasks at once.
+pub type ProgressFn = Box<dyn Fn(Progress<'_>) + Send + Sync>;
+
+/// Callback saying whether a baseline entry lists a case id (expected to fail).
+pub type ExpectedFn = Box<dyn Fn(&str) -> bool + Send + Sync>;
+
+/// Run-wide control: `--retries`, `--fail-fast`, the baseline's expected failures (which are
+/// neither retried nor stop a fail-fast run), and the progress sink.
+#[derive(Default)]
+pub struct RunControl {
+    /// Extra attempts for a case that fails or times out (`--retries N`).
+    pub retries: u32,
+    /// Stop starting cases after the first unexpected failure or timeout (`--fail-fast`).
+    pub fail_fast: bool,
+    /// Whether a case id is an expected failure.
+    pub expected: Option<ExpectedFn>,
+    /// Where progress goes.
+    pub progress: Option<ProgressFn>,
+    pub(crate) stopped_by: std::sync::Mutex<Option<String>>,
+}
+
+impl RunControl {
+    /// Reports that `n` more cases were planned.
+    pub fn planned(&self, n: usize) {
+        if let Some(p) = &self.progress {
+            p(Progress::Planned(n));
+        }
+    }
+
+    /// The id of the case whose failure stopped a `--fail-fast` run, once one did.
+    pub fn stopped_by(&self) -> Option<String> {
+        self.stopped_by.lock().ok().and_then(|g| g.clone())
+    }
+
+    fn is_expected(&self, id: &str) -> bool {
+        self.expected.as_ref().is_some_and(|f| f(id))
+    }
+
+    /// Runs one case through `attempt` (each call a fresh attempt with fresh peers): again, up
+    /// to `retries` times, while it fails or times out unexpectedly; a later pass becomes
+    /// `flaky` and keeps the first failure's reason and evidence. Without starting it when a
+    /// `--fail-fast` run has stopped: then `not_run` builds its result from the reason.
+    /// Reports the finished case to the progress sink, and stops a fail-fast run on an
+    /// unexpected failure or timeout.
+    pub async fn run_case<F, Fut, N>(&self, mut attempt: F, not_run: N) -> CaseResult
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = CaseResult>,
+        N: FnOnce(String) -> CaseResult,
+    {
+        if let Some(by) = self.stopped_by() {
+            let r = not_run(format!(
+                "not started: --fail-fast stopped the run after {by} failed"
+            ));
+            self.finished(&r);
+            return r;
+        }
+        let mut r = attempt().await;
+        let failed = |r: &CaseResult| matches!(r.verdict, Verdict::Fail | Verdict::Timeout);
+        if failed(&r) && !self.is_expected(&r.id) {
+            let first = r.clone();
+            let mut attempts = 1;
+            while attempts <= self.retries {
+                tracing::info!(case = %r.id, attempt = attempts + 1, "retrying a failed case");
+                let mut again = attempt().await;
+                attempts += 1;
+                if again.verdict == Verdict::Pass {
+                    again.verdict = Verdict::Flaky;
+                    again.message = format!(
+                        "passed on attempt {attempts} of {}; attempt 1 was {}: {}",
+                        self.retries + 1,
+                        first.verdict.as_str(),
+                        first.message
+                    );
+                    again.evidence = first.evidence.clone();
+                    r = again;
+                    break;
+                }
+                r = again;
+            }
+            r.attempts = attempts;
+        }
+        self.finished(&r);
+        r
+    }
+
+    /// Reports a finished case (monitors, which are judged, not retried, call this directly).
+    pub fn finished(&self, r: &CaseResult) {
+        if self.fail_fast
+            && matches!(r.verdict, Verdict::Fail | Verdict::Timeout)
+            && !self.is_expected(&r.id)
+        {
+            if let Ok(mut g) = self.stopped_by.lock() {
+                if g.is_none() {
+                    tracing::warn!(case = %r.id, "--fail-fast: no further case starts");
+                    *g = Some(r.id.clone());
+                }
+            }
+        }
+        tracing::debug!(case = %r.id, verdict = r.verdict.as_str(), ms = r.duration_ms, "case finished");
+        if let Some(p) = &self.progress {
+            p(Progress::Finished(r));
+        }
+    }
 }
 
 /// What produced a case.
@@ -125,12 +261,12 @@ pub struct StaleEntry {
     pub reason: String,
     /// 1-based line of the entry in the baseline file.
     pub line: usize,
-    /// The ids of the cases it matched (every one passed, warned or was flaky).
+    /// The ids of the cases it matched that executed (each passed or warned).
     pub cases: Vec<String>,
 }
 
 /// What a run produced.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Default)]
 pub struct RunReport {
     /// Target name.
     pub target: String,
@@ -148,6 +284,8 @@ pub struct RunReport {
     pub stale: Vec<StaleEntry>,
     /// The `--partition` shard this run was, as given (`hash:1/3`), when one was.
     pub partition: Option<String>,
+    /// `--filter`/`--skip` kept no case in any shard: exit 3 even in a `--partition` run.
+    pub empty_selection: bool,
 }
 
 impl RunReport {
@@ -166,7 +304,11 @@ impl RunReport {
             .filter(|c| {
                 matches!(
                     c.verdict,
-                    Verdict::Pass | Verdict::Fail | Verdict::Warn | Verdict::Timeout | Verdict::Flaky
+                    Verdict::Pass
+                        | Verdict::Fail
+                        | Verdict::Warn
+                        | Verdict::Timeout
+                        | Verdict::Flaky
                 )
             })
             .count()
@@ -175,7 +317,9 @@ impl RunReport {
     pub fn unexpected_failures(&self) -> usize {
         self.cases
             .iter()
-            .filter(|c| matches!(c.verdict, Verdict::Fail | Verdict::Timeout) && c.expected.is_none())
+            .filter(|c| {
+                matches!(c.verdict, Verdict::Fail | Verdict::Timeout) && c.expected.is_none()
+            })
             .count()
     }
     /// Cases that failed or timed out as a baseline entry expected.
@@ -183,9 +327,15 @@ impl RunReport {
         self.cases.iter().filter(|c| c.expected.is_some()).count()
     }
     /// The exit code of DESIGN.md: 0 all as expected, 1 an unexpected failure or timeout or a
-    /// stale baseline entry, 3 nothing executed (except an empty `--partition` shard: 0).
+    /// stale baseline entry, 3 nothing executed (except a `--partition` shard with no case, or
+    /// only skipped ones: 0).
     pub fn exit_code(&self) -> i32 {
-        if self.cases.is_empty() && self.partition.is_some() {
+        if self.empty_selection {
+            return 3;
+        }
+        // A shard may hold no case, or only cases that do not apply (skips): the other shards
+        // run the rest.
+        if self.partition.is_some() && self.cases.iter().all(|c| c.verdict == Verdict::Skip) {
             return 0;
         }
         if self.executed() == 0 {
@@ -360,8 +510,8 @@ fn acp_monitor_session(ctx: &Ctx) -> BoxBool<'_> {
 }
 
 /// A glob set over case ids (a bare check id selects every case of the check and of the checks
-/// whose ids extend it with `.`); `None` when
-/// `globs` is empty.
+/// whose ids extend it with `.`; `check@binding` selects every revision of it; a glob without
+/// `@` matches the whole id or the check part); `None` when `globs` is empty.
 ///
 /// Errors: an invalid glob.
 pub fn glob_set(globs: &[String]) -> Result<Option<globset::GlobSet>, String> {
@@ -372,10 +522,14 @@ pub fn glob_set(globs: &[String]) -> Result<Option<globset::GlobSet>, String> {
     for g in globs {
         // A bare check id selects every case of that check, and of the checks below it
         // (`equivalence.generated` selects `equivalence.generated.read_file@…`).
-        let pats = if g.contains('@') || g.contains('*') || g.contains('?') {
-            vec![g.clone()]
-        } else {
-            vec![format!("{g}@*"), format!("{g}.*@*")]
+        // `check@binding` without a revision selects every revision of it; a glob without `@`
+        // may be meant for the whole id or for the check part.
+        let globby = g.contains('*') || g.contains('?');
+        let pats = match (g.contains('@'), g.contains('#')) {
+            (true, true) => vec![g.clone()],
+            (true, false) => vec![g.clone(), format!("{g}#*")],
+            (false, _) if globby => vec![g.clone(), format!("{g}@*")],
+            (false, _) => vec![format!("{g}@*"), format!("{g}.*@*")],
         };
         for pat in pats {
             let glob = globset::GlobBuilder::new(&pat)
@@ -409,12 +563,7 @@ pub async fn run_mcp_with_scenarios(
     scenarios: &[Arc<crate::scenario::Scenario>],
 ) -> Result<RunReport, String> {
     let started = Instant::now();
-    let keep = glob_set(&opts.filter)?;
-    let drop = glob_set(&opts.skip)?;
-    let selected = |id: &str| {
-        keep.as_ref().is_none_or(|k| k.is_match(id))
-            && drop.as_ref().is_none_or(|d| !d.is_match(id))
-    };
+    let selected = |id: &str| opts.selection.selects(id);
     let target = Arc::new(target);
     let (support, lcaps, mcaps) = detect_eras(&target, opts.timing).await;
     let mut eras = HashMap::new();
@@ -484,6 +633,7 @@ pub async fn run_mcp_with_scenarios(
         let target = target.clone();
         let sem = sem.clone();
         let timing = opts.timing;
+        let control = opts.control.clone();
         set.spawn(async move {
             let r = run_era(
                 &target,
@@ -492,7 +642,7 @@ pub async fn run_mcp_with_scenarios(
                 planned,
                 scenario_cases,
                 timing,
-                sem,
+                (sem, control),
             )
             .await;
             (i, r)
@@ -517,6 +667,7 @@ pub async fn run_mcp_with_scenarios(
         seed: None,
         stale: Vec::new(),
         partition: None,
+        empty_selection: false,
     })
 }
 
@@ -535,8 +686,9 @@ async fn run_era(
     planned: Vec<Planned>,
     scenario_cases: Vec<(Arc<crate::scenario::Scenario>, String)>,
     timing: Timing,
-    sem: Arc<tokio::sync::Semaphore>,
+    (sem, control): (Arc<tokio::sync::Semaphore>, Arc<RunControl>),
 ) -> Vec<CaseResult> {
+    control.planned(planned.len() + scenario_cases.len());
     let logs: Arc<Mutex<HashMap<String, Vec<SessionLog>>>> = Arc::new(Mutex::new(HashMap::new()));
     let mut handles = Vec::new();
     let (monitors, actives): (Vec<Planned>, Vec<Planned>) = planned
@@ -579,15 +731,22 @@ async fn run_era(
         let facts = facts.clone();
         let sem = sem.clone();
         let logs = logs.clone();
+        let control = control.clone();
         handles.push(tokio::spawn(async move {
             let _permit = sem.acquire().await;
             let id = crate::scenario::case_id(&scenario, &rev);
-            let ctx = Ctx::new(target, &rev, timing, facts, id);
-            let result = crate::scenario::run_case_timed(&ctx, &scenario).await;
-            if let Ok(mut l) = logs.lock() {
-                l.entry(rev.clone()).or_default().extend(ctx.take_logs());
-            }
-            Some(result)
+            let attempt = || async {
+                let ctx = Ctx::new(target.clone(), &rev, timing, facts.clone(), id.clone());
+                let result = crate::scenario::run_case_timed(&ctx, &scenario).await;
+                if let Ok(mut l) = logs.lock() {
+                    l.entry(rev.clone()).or_default().extend(ctx.take_logs());
+                }
+                result
+            };
+            let not_run = |why: String| {
+                crate::scenario::case_result(&scenario, &rev, Finding::not_run(why, Vec::new()), 0)
+            };
+            Some(control.run_case(attempt, not_run).await)
         }));
     }
     let mut actives = actives;
@@ -598,10 +757,58 @@ async fn run_era(
         let facts = facts.clone();
         let sem = sem.clone();
         let logs = logs.clone();
+        let control = control.clone();
         handles.push(tokio::spawn(async move {
             let _permit = sem.acquire().await;
+            let CheckKind::Active(_) = p.check.kind else {
+                return None;
+            };
+            let attempt = || run_active(&target, &facts, binding, &p, timing, &logs);
+            let not_run = |why: String| {
+                to_result(
+                    binding,
+                    &p.check,
+                    &p.revision,
+                    Finding::not_run(why, Vec::new()),
+                    0,
+                )
+            };
+            Some(control.run_case(attempt, not_run).await)
+        }));
+    }
+    finish_era(
+        binding,
+        &planned,
+        &monitors,
+        handles,
+        logs,
+        &monitor_opened,
+        scenario_ids,
+        &control,
+    )
+    .await
+}
+
+/// One attempt of an active case: fresh peers, the check within the case deadline (or a skip
+/// when the server did not declare the check's capability); its sessions go to `logs`.
+async fn run_active(
+    target: &Arc<McpTarget>,
+    facts: &Arc<ServerFacts>,
+    binding: &'static str,
+    p: &Planned,
+    timing: Timing,
+    logs: &Mutex<HashMap<String, Vec<SessionLog>>>,
+) -> CaseResult {
+    {
+        {
             let id = case_id(binding, p.check.id, &p.revision);
-            let ctx = Ctx::new(target, &p.revision, timing, facts.clone(), id.clone());
+            let ctx = Ctx::new(
+                target.clone(),
+                &p.revision,
+                timing,
+                facts.clone(),
+                id.clone(),
+            );
             let t0 = Instant::now();
             let finding = if p.check.capability.is_some_and(|cap| !ctx.declares(cap)) {
                 Some(Finding::skip(format!(
@@ -609,10 +816,13 @@ async fn run_era(
                     p.check.capability.unwrap_or_default()
                 )))
             } else {
-                let CheckKind::Active(f) = p.check.kind else {
-                    return None;
-                };
-                tokio::time::timeout(timing.case, f(&ctx)).await.ok()
+                match p.check.kind {
+                    CheckKind::Active(f) => tokio::time::timeout(timing.case, f(&ctx)).await.ok(),
+                    CheckKind::Monitor(_) => Some(Finding::not_run(
+                        "a monitor is not an active check",
+                        Vec::new(),
+                    )),
+                }
             };
             let ms = t0.elapsed().as_millis() as u64;
             let result = match finding {
@@ -633,9 +843,24 @@ async fn run_era(
                     .or_default()
                     .extend(ctx.take_logs());
             }
-            Some(result)
-        }));
+            result
+        }
     }
+}
+
+/// Collects an era's case results, judges its monitors on every session's frames, and returns
+/// the results in plan order (checks, then scenarios).
+#[allow(clippy::too_many_arguments)]
+async fn finish_era(
+    binding: &'static str,
+    planned: &[Planned],
+    monitors: &[Planned],
+    handles: Vec<tokio::task::JoinHandle<Option<CaseResult>>>,
+    logs: Arc<Mutex<HashMap<String, Vec<SessionLog>>>>,
+    monitor_opened: &std::sync::atomic::AtomicBool,
+    scenario_ids: Vec<String>,
+    control: &RunControl,
+) -> Vec<CaseResult> {
     let mut by_id: HashMap<String, CaseResult> = HashMap::new();
     for h in handles {
         if let Ok(Some(r)) = h.await {
@@ -646,7 +871,7 @@ async fn run_era(
         Ok(mut l) => std::mem::take(&mut *l),
         Err(p) => std::mem::take(&mut *p.into_inner()),
     };
-    for p in &monitors {
+    for p in monitors {
         let CheckKind::Monitor(f) = p.check.kind else {
             continue;
         };
@@ -658,7 +883,11 @@ async fn run_era(
             || by_id.values().any(|r| {
                 matches!(
                     r.verdict,
-                    Verdict::Pass | Verdict::Fail | Verdict::Warn | Verdict::Timeout | Verdict::Flaky
+                    Verdict::Pass
+                        | Verdict::Fail
+                        | Verdict::Warn
+                        | Verdict::Timeout
+                        | Verdict::Flaky
                 )
             });
         let finding = if sessions.is_empty() || !driven {
@@ -676,6 +905,7 @@ async fn run_era(
             finding,
             t0.elapsed().as_millis() as u64,
         );
+        control.finished(&r);
         by_id.insert(r.id.clone(), r);
     }
     // A case whose task panicked has no result: it is reported as a failure of parity itself
@@ -796,8 +1026,6 @@ async fn acp_session(ctx: &Ctx) -> bool {
 /// Errors: an invalid `--filter`/`--skip` glob (a usage error).
 pub async fn run_acp(target: McpTarget, opts: &RunOptions) -> Result<RunReport, String> {
     let started = Instant::now();
-    let keep = glob_set(&opts.filter)?;
-    let drop = glob_set(&opts.skip)?;
     let target = Arc::new(target);
     let mut eras = HashMap::new();
     let mut notes = Vec::new();
@@ -840,6 +1068,7 @@ pub async fn run_acp(target: McpTarget, opts: &RunOptions) -> Result<RunReport, 
             seed: None,
             stale: Vec::new(),
             partition: None,
+            empty_selection: false,
         });
     }
     let planned: Vec<Planned> = crate::checks_acp::catalogue()
@@ -849,9 +1078,8 @@ pub async fn run_acp(target: McpTarget, opts: &RunOptions) -> Result<RunReport, 
             revision: crate::acp::REVISION.to_string(),
         })
         .filter(|p| {
-            let id = case_id(crate::acp::BINDING, p.check.id, &p.revision);
-            keep.as_ref().is_none_or(|k| k.is_match(&id))
-                && drop.as_ref().is_none_or(|d| !d.is_match(&id))
+            opts.selection
+                .selects(&case_id(crate::acp::BINDING, p.check.id, &p.revision))
         })
         .collect();
     let facts = Arc::new(ServerFacts { capabilities: caps });
@@ -863,7 +1091,7 @@ pub async fn run_acp(target: McpTarget, opts: &RunOptions) -> Result<RunReport, 
         planned,
         Vec::new(),
         opts.timing,
-        sem,
+        (sem, opts.control.clone()),
     )
     .await;
     Ok(RunReport {
@@ -875,5 +1103,6 @@ pub async fn run_acp(target: McpTarget, opts: &RunOptions) -> Result<RunReport, 
         seed: None,
         stale: Vec::new(),
         partition: None,
+        empty_selection: false,
     })
 }

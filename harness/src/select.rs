@@ -84,6 +84,8 @@ pub struct Selection {
     partition: Option<Partition>,
     /// `count:` partitions: each known unit's sorted position.
     positions: HashMap<String, usize>,
+    /// Cases `--filter`/`--skip` kept that the partition left to other shards.
+    sharded_out: std::sync::Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl Selection {
@@ -110,14 +112,26 @@ impl Selection {
                 .enumerate()
                 .map(|(i, u)| (u.clone(), i))
                 .collect(),
+            sharded_out: Default::default(),
         })
     }
 
     /// Whether the case with this id runs.
     pub fn selects(&self, case_id: &str) -> bool {
-        self.keep.as_ref().is_none_or(|k| k.is_match(case_id))
-            && self.drop.as_ref().is_none_or(|d| !d.is_match(case_id))
-            && self.in_shard(case_id)
+        let kept = self.keep.as_ref().is_none_or(|k| k.is_match(case_id))
+            && self.drop.as_ref().is_none_or(|d| !d.is_match(case_id));
+        if kept && !self.in_shard(case_id) {
+            self.sharded_out
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            return false;
+        }
+        kept
+    }
+
+    /// How many cases the filters kept but the partition left to other shards: an empty shard
+    /// with none is an empty selection (a `--filter` that matches nothing), not an empty shard.
+    pub fn sharded_out(&self) -> usize {
+        self.sharded_out.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Whether the case falls in this run's shard (always, without `--partition`).
@@ -253,7 +267,10 @@ mod tests {
     fn count_keeps_a_checks_cases_together_and_balances() {
         let units: Vec<String> = (0..9).map(|i| format!("c{i}@b")).collect();
         let s = Selection::new(&[], &[], Partition::parse("count:2/3").ok(), &units).unwrap();
-        let picked: Vec<&String> = units.iter().filter(|u| s.selects(&format!("{u}#r"))).collect();
+        let picked: Vec<&String> = units
+            .iter()
+            .filter(|u| s.selects(&format!("{u}#r")))
+            .collect();
         assert_eq!(picked.len(), 3);
         assert_eq!(s.selects("c1@b#r1"), s.selects("c1@b#r2"));
     }

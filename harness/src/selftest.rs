@@ -58,6 +58,7 @@ async fn equivalence_run(
         seed: Some(1),
         stale: Vec::new(),
         partition: None,
+        empty_selection: false,
     };
     let (surfaces, notes) =
         match crate::equivalence::surfaces_of(&target, timing, crate::wire::DEFAULT_LINE_CAP).await
@@ -86,7 +87,8 @@ async fn equivalence_run(
     let scenarios = crate::scenario::load_all(&[]).unwrap_or_default();
     let keep =
         |id: &str| checks.is_empty() || checks.iter().any(|c| id.starts_with(&format!("{c}.")));
-    let (cases, more) = crate::equivalence::run(plan, &scenarios, timing, jobs, &keep).await;
+    let (cases, more) =
+        crate::equivalence::run(plan, &scenarios, timing, (jobs, Default::default()), &keep).await;
     report.cases = cases;
     report.notes.extend(more);
     report
@@ -155,15 +157,13 @@ fn worst_per_check(report: &RunReport) -> BTreeMap<String, Verdict> {
 
 /// Computes the self-test rows (no printing). `jobs` is the parallelism of each run.
 pub async fn rows(jobs: usize) -> Vec<Row> {
-    let opts = |filter: Vec<String>| RunOptions {
-        eras: EraSel::All,
-        filter,
-        skip: Vec::new(),
-        jobs,
-        // Faulty peers often stay silent; shorter deadlines keep the self-test quick while
-        // leaving a loaded machine ample time (messages 2.5 s, silence windows 150 ms).
-        timing: Timing::scaled(0.5),
-    };
+    // Faulty peers often stay silent; shorter deadlines keep the self-test quick while leaving a
+    // loaded machine ample time (messages 2.5 s, silence windows 150 ms). The filters are
+    // plain check ids, which are valid globs.
+    // A fault whose trip list were not valid globs would run nothing and show as catching
+    // nothing in the table.
+    let opts =
+        |filter: Vec<String>| RunOptions::new(EraSel::All, &filter, &[], jobs, Timing::scaled(0.5));
     let mut rows: BTreeMap<String, Row> = all_checks()
         .into_iter()
         .map(|(id, level)| {
@@ -188,7 +188,7 @@ pub async fn rows(jobs: usize) -> Vec<Row> {
         let mut set = tokio::task::JoinSet::new();
         for f in pair {
             let filter: Vec<String> = f.trips.iter().map(|s| s.to_string()).collect();
-            let o = opts(filter);
+            let Ok(o) = opts(filter) else { continue };
             let name = f.name;
             set.spawn(async move { (name, run_mcp(fake_target(name), &o).await) });
         }
@@ -209,7 +209,9 @@ pub async fn rows(jobs: usize) -> Vec<Row> {
     for pair in acp_faults.chunks(2) {
         let mut set = tokio::task::JoinSet::new();
         for f in pair {
-            let o = opts(f.trips.iter().map(|s| s.to_string()).collect());
+            let Ok(o) = opts(f.trips.iter().map(|s| s.to_string()).collect()) else {
+                continue;
+            };
             let (name, profile, trips) = (f.name, f.profile, f.trips);
             set.spawn(async move {
                 let report = match profile {
@@ -232,15 +234,17 @@ pub async fn rows(jobs: usize) -> Vec<Row> {
             }
         }
     }
-    let clean = opts(Vec::new());
     let mut reference_reports = Vec::new();
-    if let Ok(report) = run_mcp(reference_target(), &clean).await {
-        reference_reports.push(report);
+    if let Ok(clean) = opts(Vec::new()) {
+        if let Ok(report) = run_mcp(reference_target(), &clean).await {
+            reference_reports.push(report);
+        }
+        if let Ok(report) = run_acp(reference_acp_target(), &clean).await {
+            reference_reports.push(report);
+        }
+        reference_reports
+            .push(equivalence_run(&["reference", "acp"], &[], clean.timing, jobs).await);
     }
-    if let Ok(report) = run_acp(reference_acp_target(), &clean).await {
-        reference_reports.push(report);
-    }
-    reference_reports.push(equivalence_run(&["reference", "acp"], &[], clean.timing, jobs).await);
     for report in &reference_reports {
         for (check, v) in worst_per_check(report) {
             if let Some(r) = rows.get_mut(&check) {

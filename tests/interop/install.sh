@@ -6,6 +6,10 @@
 # and the real ACP agent that parity's ACP profile runs against:
 #   - py_acp_agent.py on the PyPI `agent-client-protocol` SDK (pinned in requirements-acp.txt,
 #     same venv)
+# and what the CI-report tests validate JUnit output with:
+#   - xmlschema (PyPI, pinned in requirements-ci.txt, same venv) and the JUnit XSD that pytest's
+#     source distribution carries (pytest==8.3.4, testing/example_scripts/junit-10.xsd), kept as
+#     junit-10.xsd here
 #
 # Idempotent: a second run with nothing changed does no network work.
 # Safe from any cwd. Needs node >= 18 with npm, and python3 >= 3.10 (override with PYTHON=...).
@@ -66,7 +70,7 @@ FILESYSTEM_JS="$(node_entry @modelcontextprotocol/server-filesystem)"
 "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 10))' \
   || die "$PYTHON is older than 3.10 (the mcp and agent-client-protocol SDKs need >= 3.10)"
 py_stamp="$VENV/.parity-install-stamp"
-want="$(hash_of "$HERE/requirements.txt" "$HERE/requirements-acp.txt")"
+want="$(hash_of "$HERE/requirements.txt" "$HERE/requirements-acp.txt" "$HERE/requirements-ci.txt")"
 if [[ -x "$VENV/bin/python" && -f "$py_stamp" && "$(cat "$py_stamp")" == "$want" ]]; then
   say "python venv up to date"
 else
@@ -74,13 +78,29 @@ else
     say "creating venv .venv"
     "$PYTHON" -m venv "$VENV"
   fi
-  say "pip install -r requirements.txt -r requirements-acp.txt"
+  say "pip install -r requirements.txt -r requirements-acp.txt -r requirements-ci.txt"
   "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-input \
-    -r "$HERE/requirements.txt" -r "$HERE/requirements-acp.txt"
+    -r "$HERE/requirements.txt" -r "$HERE/requirements-acp.txt" -r "$HERE/requirements-ci.txt"
   echo "$want" >"$py_stamp"
 fi
 "$VENV/bin/python" -c 'import mcp.server' || die "the mcp package does not import in .venv"
 "$VENV/bin/python" -c 'import acp' || die "the agent-client-protocol package does not import in .venv"
+"$VENV/bin/python" -c 'import xmlschema' || die "the xmlschema package does not import in .venv"
+
+# ---------------------------------------------------------------- JUnit XSD
+XSD="$HERE/junit-10.xsd"
+if [[ -s "$XSD" ]]; then
+  say "JUnit XSD present"
+else
+  say "fetching the JUnit XSD from pytest's source distribution (pytest==8.3.4)"
+  tmp="$(mktemp -d)"
+  "$VENV/bin/python" -m pip download -q --disable-pip-version-check --no-deps \
+    --no-binary :all: pytest==8.3.4 -d "$tmp" >/dev/null
+  tar -xzf "$tmp"/pytest-8.3.4.tar.gz -C "$tmp" pytest-8.3.4/testing/example_scripts/junit-10.xsd
+  mv "$tmp"/pytest-8.3.4/testing/example_scripts/junit-10.xsd "$XSD.tmp"
+  mv "$XSD.tmp" "$XSD"
+  rm -rf "$tmp"
+fi
 
 # ---------------------------------------------------------------- filesystem root
 mkdir -p "$FS_ROOT"
@@ -103,6 +123,8 @@ sq() { printf "'%s'" "${1//\'/\'\\\'\'}"; }
   echo "FILESYSTEM_CMD=$(sq "$FILESYSTEM_CMD")"
   echo "PYTHON_CMD=$(sq "$PYTHON_CMD")"
   echo "PY_ACP_CMD=$(sq "$PY_ACP_CMD")"
+  echo "JUNIT_XSD=$(sq "$XSD")"
+  echo "VENV_PYTHON=$(sq "$VENV/bin/python")"
 } >"$ENV_FILE.tmp"
 mv "$ENV_FILE.tmp" "$ENV_FILE"
 

@@ -61,7 +61,7 @@ fn reference_run_passes_every_case_in_both_eras() {
     let names: Vec<&str> = counts.iter().map(|(v, _)| v.as_str()).collect();
     assert_eq!(
         names,
-        ["pass", "fail", "warn", "skip", "not-run", "timeout"],
+        ["pass", "fail", "warn", "skip", "not-run", "timeout", "flaky"],
         "{r}"
     );
     assert_eq!(counts[0].1, verdicts.len(), "summary pass count\n{r}");

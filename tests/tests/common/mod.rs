@@ -181,7 +181,7 @@ pub fn console_verdicts(stdout: &str) -> BTreeMap<String, String> {
         };
         if matches!(
             tag,
-            "PASS" | "FAIL" | "WARN" | "SKIP" | "NOT-RUN" | "TIMEOUT"
+            "PASS" | "FAIL" | "WARN" | "SKIP" | "NOT-RUN" | "TIMEOUT" | "FLAKY" | "XFAIL"
         ) && id.contains('@')
             && id.contains('#')
         {
@@ -193,15 +193,25 @@ pub fn console_verdicts(stdout: &str) -> BTreeMap<String, String> {
 
 /// Runs `parity <args>` over pipes and waits for it (at most [`RUN_DEADLINE`]).
 pub fn run(args: &[&str]) -> Run {
-    run_inner(args, false)
+    run_inner(args, false, &[])
 }
 
 /// Runs `parity <args> --json <tmp>` and parses the report it writes.
 pub fn run_json(args: &[&str]) -> Run {
-    run_inner(args, true)
+    run_inner(args, true, &[])
 }
 
-fn run_inner(args: &[&str], json: bool) -> Run {
+/// [`run_json`] with extra environment variables for `parity` (and so its peers).
+pub fn run_json_env(args: &[&str], env: &[(&str, &str)]) -> Run {
+    run_inner(args, true, env)
+}
+
+/// [`run`] with extra environment variables for `parity` (and so its peers).
+pub fn run_env(args: &[&str], env: &[(&str, &str)]) -> Run {
+    run_inner(args, false, env)
+}
+
+fn run_inner(args: &[&str], json: bool, env: &[(&str, &str)]) -> Run {
     let dir = tempfile::tempdir().expect("tempdir");
     let report_path = dir.path().join("report.json");
     let mut all: Vec<String> = args.iter().map(|s| s.to_string()).collect();
@@ -211,6 +221,7 @@ fn run_inner(args: &[&str], json: bool) -> Run {
     }
     let mut child = Command::new(parity())
         .args(&all)
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

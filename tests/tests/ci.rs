@@ -1,0 +1,596 @@
+//! CI integration (docs/ci.md): JUnit, baselines, partitions, retries, fail-fast, annotations,
+//! the HTML report through the command line, and `parity report merge`. Every run drives real
+//! processes over real pipes: the bundled reference or a faulty peer of the zoo.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// The interop directory, where `tests/interop/install.sh` puts the venv and the JUnit XSD.
+fn interop_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("interop")
+}
+
+/// Whether CI demands that the installed validators be present (`.ci/run` sets it).
+fn interop_required() -> bool {
+    std::env::var("PARITY_REQUIRE_INTEROP").is_ok_and(|v| v == "1")
+}
+
+/// Validates `xml` against the Surefire/Jenkins JUnit XSD with `xmlschema`, both installed by
+/// `tests/interop/install.sh`. Returns false (after saying so) when they are not installed
+/// and CI does not require them.
+fn validate_junit(xml: &Path) -> bool {
+    let python = interop_dir().join(".venv/bin/python");
+    let xsd = interop_dir().join("junit-10.xsd");
+    if !python.exists() || !xsd.exists() {
+        assert!(
+            !interop_required(),
+            "the JUnit validator is missing: run tests/interop/install.sh"
+        );
+        eprintln!("note: JUnit XSD validation skipped (run tests/interop/install.sh to enable it)");
+        return false;
+    }
+    let out = std::process::Command::new(python)
+        .args([
+            "-c",
+            "import sys, xmlschema; xmlschema.XMLSchema(sys.argv[1]).validate(sys.argv[2]); print('valid')",
+        ])
+        .arg(&xsd)
+        .arg(xml)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the JUnit XSD rejects {}:\n{}\n{}",
+        xml.display(),
+        String::from_utf8_lossy(&out.stderr),
+        std::fs::read_to_string(xml).unwrap_or_default()
+    );
+    true
+}
+
+/// The counts of the console's summary line, by verdict name.
+fn summary_counts(stdout: &str) -> std::collections::BTreeMap<String, u64> {
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("summary: "))
+        .unwrap_or_else(|| panic!("no summary line:\n{stdout}"));
+    let body = line.trim_start_matches("summary: ");
+    let body = body.split(" in ").next().unwrap();
+    body.split(", ")
+        .filter_map(|part| {
+            let mut w = part.split_whitespace();
+            let n = w.next()?.parse().ok()?;
+            Some((w.next()?.to_string(), n))
+        })
+        .collect()
+}
+
+/// The integer value of attribute `name` in the first tag starting with `tag`.
+fn attr(xml: &str, tag: &str, name: &str) -> u64 {
+    let start = xml
+        .find(tag)
+        .unwrap_or_else(|| panic!("no {tag} in\n{xml}"));
+    let head = &xml[start..start + xml[start..].find('>').unwrap()];
+    let key = format!(" {name}=\"");
+    let at = head.find(&key).map(|i| i + key.len());
+    at.map(|i| head[i..].split('"').next().unwrap().parse().unwrap())
+        .unwrap_or(0)
+}
+
+#[test]
+fn junit_of_a_run_with_an_injected_failure_validates_and_matches_the_console() {
+    let dir = tempfile::tempdir().unwrap();
+    let junit = dir.path().join("report.xml");
+    let fault = fake_cmd("garbage-exits");
+    let r = run_json(&["run", "--mcp", &fault, "--junit", junit.to_str().unwrap()]);
+    r.assert_code(1);
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    let counts = summary_counts(&r.stdout);
+    let total: u64 = counts.values().sum();
+    assert_eq!(attr(&xml, "<testsuites", "tests"), total, "{xml}");
+    assert_eq!(
+        attr(&xml, "<testsuites", "failures"),
+        counts["fail"] + counts["timeout"],
+        "{r}"
+    );
+    assert_eq!(
+        counts["fail"], 2,
+        "garbage-exits fails parse-error in both eras\n{r}"
+    );
+    // Skipped cases are counted per suite (the schema allows no total on the root).
+    let skipped: u64 = xml
+        .match_indices("<testsuite ")
+        .map(|(i, _)| attr(&xml[i..], "<testsuite ", "skipped"))
+        .sum();
+    assert_eq!(skipped, counts["skip"] + counts["not-run"], "{xml}");
+    assert_eq!(xml.matches("<testcase ").count() as u64, total);
+    // The failure carries the requirement, the expected and the actual.
+    assert!(xml.contains(
+        r#"<testcase name="mcp.base.parse-error@mcp-stdio#2025-11-25" classname="mcp-stdio#2025-11-25""#
+    ));
+    for part in [
+        "requirement: ",
+        "expected: MUST ",
+        "actual: no error response",
+    ] {
+        assert!(xml.contains(part), "{part} missing from\n{xml}");
+    }
+    validate_junit(&junit);
+}
+
+#[test]
+fn junit_marks_flaky_expected_and_stale_and_still_validates() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("fired");
+    let baseline = dir.path().join("baseline.yaml");
+    std::fs::write(
+        &baseline,
+        "version: 1\nexpected-failures:\n  - case: mcp.base.ping\n    reason: no longer broken\n",
+    )
+    .unwrap();
+    let junit = dir.path().join("report.xml");
+    let fault = fake_cmd("garbage-exits-once");
+    let r = run_json_env(
+        &[
+            "run",
+            "--mcp",
+            &fault,
+            "--filter",
+            "mcp.base.parse-error",
+            "--filter",
+            "mcp.base.ping",
+            "--retries",
+            "2",
+            "--baseline",
+            baseline.to_str().unwrap(),
+            "--junit",
+            junit.to_str().unwrap(),
+        ],
+        &[("PARITY_FAKE_ONCE", marker.to_str().unwrap())],
+    );
+    // The stale entry fails the run; the flaky case does not.
+    r.assert_code(1);
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert_eq!(xml.matches("<flakyFailure").count(), 1, "{xml}");
+    assert!(
+        xml.contains(r#"<testcase name="baseline:mcp.base.ping""#),
+        "{xml}"
+    );
+    validate_junit(&junit);
+}
+
+/// Reads the JSON report schema and validates a report against it.
+fn assert_schema_valid(report: &Value) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/report.schema.json");
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(report)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+}
+
+#[test]
+fn a_baselined_failure_exits_zero_and_is_reported_as_expected() {
+    let dir = tempfile::tempdir().unwrap();
+    let baseline = dir.path().join("baseline.yaml");
+    std::fs::write(
+        &baseline,
+        "version: 1\nexpected-failures:\n  - case: mcp.base.parse-error@mcp-stdio\n    reason: the server exits on garbage (tracked upstream)\n",
+    )
+    .unwrap();
+    let fault = fake_cmd("garbage-exits");
+    let r = run_json(&[
+        "run",
+        "--mcp",
+        &fault,
+        "--baseline",
+        baseline.to_str().unwrap(),
+    ]);
+    r.assert_code(0);
+    let report = r.report.as_ref().unwrap();
+    assert_schema_valid(report);
+    for (id, verdict) in r.verdicts_of("mcp.base.parse-error") {
+        assert_eq!(verdict, "fail", "{id}\n{r}");
+        assert_eq!(
+            r.cases()[&id]["expected"]["entry"],
+            "mcp.base.parse-error@mcp-stdio",
+            "{r}"
+        );
+    }
+    assert_eq!(report["summary"]["expected"], 2);
+    assert_eq!(report["exit_code"], 0);
+    assert!(
+        r.stdout
+            .contains("XFAIL    mcp.base.parse-error@mcp-stdio#2025-11-25"),
+        "{r}"
+    );
+    assert!(r.stdout.contains("(2 expected by the baseline)"), "{r}");
+    // Without the baseline the same run fails.
+    run(&["run", "--mcp", &fault, "--quiet"]).assert_code(1);
+}
+
+#[test]
+fn a_fixed_check_still_in_the_baseline_fails_the_run_as_stale() {
+    let dir = tempfile::tempdir().unwrap();
+    let baseline = dir.path().join("baseline.yaml");
+    std::fs::write(
+        &baseline,
+        "version: 1\nexpected-failures:\n  - case: mcp.base.ping\n    reason: used to hang\n  - case: acp.base.unknown-method\n    reason: not run here\n",
+    )
+    .unwrap();
+    let r = run_json(&[
+        "run",
+        "--profile",
+        "mcp",
+        "--filter",
+        "mcp.base.ping",
+        "--baseline",
+        baseline.to_str().unwrap(),
+    ]);
+    r.assert_code(1);
+    assert!(
+        r.stdout
+            .contains("STALE    baseline entry `mcp.base.ping` (line 3)"),
+        "{r}"
+    );
+    let report = r.report.as_ref().unwrap();
+    assert_schema_valid(report);
+    let stale = report["stale"].as_array().unwrap();
+    // The ACP entry matched no case of this run: neither expected nor stale.
+    assert_eq!(stale.len(), 1, "{r}");
+    assert_eq!(stale[0]["entry"], "mcp.base.ping");
+    assert_eq!(stale[0]["line"], 3);
+    assert_eq!(report["exit_code"], 1);
+}
+
+#[test]
+fn bad_baselines_are_refused_naming_file_line_and_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "unknown-check",
+            "version: 1\nexpected-failures:\n  - case: mcp.no-such-check\n    reason: x\n",
+            vec![":3", "mcp.no-such-check"],
+        ),
+        (
+            "duplicate",
+            "version: 1\nexpected-failures:\n  - case: mcp.base.ping\n    reason: x\n  - case: mcp.base.ping\n    reason: y\n",
+            vec![":5", "mcp.base.ping", "duplicate"],
+        ),
+        (
+            "no-reason",
+            "version: 1\nexpected-failures:\n  - case: mcp.base.ping\n",
+            vec![":3", "mcp.base.ping", "reason"],
+        ),
+        (
+            "not-yaml",
+            "version: 1\nexpected-failures: [\n",
+            vec!["not-yaml.yaml"],
+        ),
+    ];
+    for (name, text, needles) in cases {
+        let path = dir.path().join(format!("{name}.yaml"));
+        std::fs::write(&path, text).unwrap();
+        let r = run(&["run", "--baseline", path.to_str().unwrap()]);
+        r.assert_code(2);
+        assert!(r.stderr.contains(&format!("{name}.yaml")), "{name}\n{r}");
+        for n in needles {
+            assert!(r.stderr.contains(n), "{name}: `{n}` missing\n{r}");
+        }
+    }
+}
+
+#[test]
+fn baseline_write_turns_a_report_into_a_baseline_that_makes_the_run_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report.json");
+    let baseline = dir.path().join("baseline.yaml");
+    let fault = fake_cmd("garbage-exits");
+    run(&[
+        "run",
+        "--mcp",
+        &fault,
+        "--quiet",
+        "--json",
+        report.to_str().unwrap(),
+    ])
+    .assert_code(1);
+    run(&[
+        "baseline",
+        "write",
+        "--from",
+        report.to_str().unwrap(),
+        "--out",
+        baseline.to_str().unwrap(),
+    ])
+    .assert_code(0);
+    let text = std::fs::read_to_string(&baseline).unwrap();
+    assert!(
+        text.contains("mcp.base.parse-error@mcp-stdio#2025-11-25"),
+        "{text}"
+    );
+    let r = run(&[
+        "run",
+        "--mcp",
+        &fault,
+        "--quiet",
+        "--baseline",
+        baseline.to_str().unwrap(),
+    ]);
+    r.assert_code(0);
+    // A report that does not parse is refused with its file and line.
+    std::fs::write(&report, "{\n  \"schema_version\": 2,\n  oops\n}\n").unwrap();
+    let r = run(&["baseline", "write", "--from", report.to_str().unwrap()]);
+    r.assert_code(2);
+    assert!(r.stderr.contains("report.json:3"), "{r}");
+}
+
+/// The case ids a run's JSON report lists.
+fn ids(r: &Run) -> BTreeSet<String> {
+    r.cases().keys().cloned().collect()
+}
+
+#[test]
+fn partitions_together_run_every_case_exactly_once() {
+    let base = ["run", "--cases", "2", "--seed", "7"];
+    let full = run_json(&base);
+    full.assert_code(0);
+    let all = ids(&full);
+    assert!(all.len() > 60, "{full}");
+    for kind in ["hash", "count"] {
+        let mut seen: Vec<String> = Vec::new();
+        for k in 1..=3 {
+            let p = format!("{kind}:{k}/3");
+            let mut args = base.to_vec();
+            args.extend(["--partition", p.as_str(), "--quiet"]);
+            let r = run_json(&args);
+            r.assert_code(0);
+            assert_eq!(r.report.as_ref().unwrap()["partition"], p.as_str());
+            let shard = ids(&r);
+            assert!(!shard.is_empty(), "{kind} shard {k} is empty\n{r}");
+            seen.extend(shard);
+        }
+        let unique: BTreeSet<String> = seen.iter().cloned().collect();
+        assert_eq!(unique.len(), seen.len(), "{kind}: a case ran in two shards");
+        assert_eq!(unique, all, "{kind}: the shards differ from the full run");
+    }
+}
+
+#[test]
+fn an_empty_shard_says_so_and_exits_zero_while_an_empty_selection_exits_three() {
+    let one = "mcp.base.ping@mcp-stdio#2025-11-25";
+    let mut empty_seen = false;
+    for k in 1..=2 {
+        let p = format!("hash:{k}/2");
+        let r = run_json(&[
+            "run",
+            "--profile",
+            "mcp",
+            "--filter",
+            one,
+            "--partition",
+            &p,
+        ]);
+        r.assert_code(0);
+        if r.cases().is_empty() {
+            empty_seen = true;
+            assert!(r.stderr.contains("selects no case"), "{r}");
+        } else {
+            assert_eq!(r.verdict(one), Some("pass"), "{r}");
+        }
+    }
+    assert!(empty_seen, "one of the two shards must be empty");
+    run(&["run", "--filter", "no.such.check"]).assert_code(3);
+    // A filter that matches nothing anywhere is no empty shard: every shard exits 3.
+    for k in ["1", "2"] {
+        let p = format!("hash:{k}/2");
+        run(&["run", "--filter", "no.such.check", "--partition", &p]).assert_code(3);
+    }
+    let r = run(&["run", "--partition", "4/3"]);
+    r.assert_code(2);
+    assert!(r.stderr.contains("--partition"), "{r}");
+}
+
+#[test]
+fn a_case_that_passes_on_retry_is_flaky_never_a_plain_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let fault = fake_cmd("garbage-exits-once");
+    let args = |m: &str| {
+        vec![
+            "run".to_string(),
+            "--mcp".into(),
+            fault.clone(),
+            "--filter".into(),
+            "mcp.base.parse-error".into(),
+            "--jobs".into(),
+            "1".into(),
+        ]
+        .into_iter()
+        .chain(if m.is_empty() {
+            vec![]
+        } else {
+            vec!["--retries".to_string(), m.to_string()]
+        })
+        .collect::<Vec<_>>()
+    };
+    // Without retries the first attempt's failure stands.
+    let marker = dir.path().join("a");
+    let a = args("");
+    let r = run_json_env(
+        &a.iter().map(String::as_str).collect::<Vec<_>>(),
+        &[("PARITY_FAKE_ONCE", marker.to_str().unwrap())],
+    );
+    r.assert_code(1);
+    // With a retry it is flaky: exit 0, verdict flaky, two attempts, the first failure kept.
+    let marker = dir.path().join("b");
+    let a = args("1");
+    let r = run_json_env(
+        &a.iter().map(String::as_str).collect::<Vec<_>>(),
+        &[("PARITY_FAKE_ONCE", marker.to_str().unwrap())],
+    );
+    r.assert_code(0);
+    let flaky: Vec<(String, String)> = r
+        .verdicts_of("mcp.base.parse-error")
+        .into_iter()
+        .filter(|(_, v)| v == "flaky")
+        .collect();
+    assert_eq!(flaky.len(), 1, "{r}");
+    let case = &r.cases()[&flaky[0].0];
+    assert_eq!(case["attempts"], 2);
+    assert!(case["message"]
+        .as_str()
+        .unwrap()
+        .contains("attempt 1 was fail"));
+    assert_eq!(r.report.as_ref().unwrap()["summary"]["flaky"], 1);
+    assert!(r.stdout.contains("FLAKY    mcp.base.parse-error"), "{r}");
+    assert_schema_valid(r.report.as_ref().unwrap());
+}
+
+#[test]
+fn fail_fast_stops_starting_cases_after_the_first_failure() {
+    let fault = fake_cmd("garbage-exits");
+    let r = run_json(&[
+        "run",
+        "--mcp",
+        &fault,
+        "--profile",
+        "mcp",
+        "--fail-fast",
+        "--jobs",
+        "1",
+    ]);
+    r.assert_code(1);
+    assert!(
+        r.stdout
+            .contains("--fail-fast: stopped after mcp.base.parse-error@"),
+        "{r}"
+    );
+    let not_started = r
+        .cases()
+        .values()
+        .filter(|c| {
+            c["verdict"] == "not-run" && c["message"].as_str().unwrap_or("").contains("--fail-fast")
+        })
+        .count();
+    assert!(not_started > 5, "{r}");
+    // Without it, every case runs.
+    let r = run_json(&["run", "--mcp", &fault, "--profile", "mcp", "--jobs", "1"]);
+    assert!(r
+        .cases()
+        .values()
+        .all(|c| !c["message"].as_str().unwrap_or("").contains("--fail-fast")));
+}
+
+#[test]
+fn github_actions_get_annotations_and_plain_progress_lines() {
+    let fault = fake_cmd("garbage-exits");
+    let r = run_env(
+        &["run", "--mcp", &fault, "--profile", "mcp"],
+        &[("GITHUB_ACTIONS", "true")],
+    );
+    r.assert_code(1);
+    assert!(
+        r.stdout.contains(
+            "::error title=parity mcp.base.parse-error@mcp-stdio#2025-11-25::fail: no error response"
+        ),
+        "{r}"
+    );
+    // Not a terminal: one plain progress line per case on stderr.
+    assert!(r.stderr.contains("parity: [1/"), "{r}");
+    let r = run_env(&["run", "--profile", "mcp", "--quiet"], &[]);
+    r.assert_code(0);
+    assert!(!r.stderr.contains("parity: ["), "{r}");
+    assert!(
+        !r.stdout.contains("PASS "),
+        "--quiet lists no passing case\n{r}"
+    );
+    assert!(r.stdout.contains("summary: "), "{r}");
+}
+
+#[test]
+fn html_reports_from_a_run_and_merged_side_by_side() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b, html, merged) = (
+        dir.path().join("a.json"),
+        dir.path().join("b.json"),
+        dir.path().join("run.html"),
+        dir.path().join("merged.html"),
+    );
+    let fault = fake_cmd("garbage-exits");
+    run(&[
+        "run",
+        "--profile",
+        "mcp",
+        "--quiet",
+        "--json",
+        a.to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
+    ])
+    .assert_code(0);
+    run(&[
+        "run",
+        "--mcp",
+        &fault,
+        "--quiet",
+        "--json",
+        b.to_str().unwrap(),
+    ])
+    .assert_code(1);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("mcp.base.parse-error"));
+    run(&[
+        "report",
+        "merge",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--html",
+        merged.to_str().unwrap(),
+    ])
+    .assert_code(0);
+    let page = std::fs::read_to_string(&merged).unwrap();
+    assert!(
+        page.contains("parity reference"),
+        "first implementation missing"
+    );
+    assert!(
+        page.contains("fake garbage-exits"),
+        "second implementation missing"
+    );
+    assert!(
+        !page.contains("src=\"http"),
+        "the page must not load anything"
+    );
+    // A report with a case id twice is refused naming the line.
+    let text = std::fs::read_to_string(&b).unwrap();
+    let report: Value = serde_json::from_str(&text).unwrap();
+    let id = "mcp.base.ping@mcp-stdio#2025-11-25";
+    let case = serde_json::to_string(&report["cases"][id]).unwrap();
+    let dup = text.replacen(
+        "\"cases\": {",
+        &format!("\"cases\": {{\n    \"{id}\": {case},"),
+        1,
+    );
+    std::fs::write(&b, dup).unwrap();
+    let r = run(&[
+        "report",
+        "merge",
+        b.to_str().unwrap(),
+        "--html",
+        merged.to_str().unwrap(),
+    ]);
+    r.assert_code(2);
+    assert!(r.stderr.contains("b.json:"), "{r}");
+    assert!(
+        r.stderr.contains("mcp.base.ping@mcp-stdio#2025-11-25"),
+        "{r}"
+    );
+}
