@@ -59,10 +59,9 @@
 
 use crate::check::Verdict;
 use crate::run::{BaselineMark, RunReport, StaleEntry};
-use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use crate::yaml::{Kind, Node};
 use serde_json::Value;
 use std::collections::HashMap;
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// The baseline format version this parity reads and writes.
@@ -361,114 +360,6 @@ impl Pattern {
 // The YAML tree with locations
 // ---------------------------------------------------------------------------------------------
 
-/// A YAML node with the line it starts at.
-#[derive(Debug, Clone)]
-struct Node {
-    kind: Kind,
-    line: usize,
-}
-
-#[derive(Debug, Clone)]
-enum Kind {
-    Null,
-    Bool(bool),
-    Int(i64),
-    UInt(u64),
-    Float(f64),
-    Str(String),
-    Seq(Vec<Node>),
-    Map(Vec<(Node, Node)>),
-}
-
-impl Kind {
-    fn describe(&self) -> String {
-        match self {
-            Kind::Null => "nothing (null)".into(),
-            Kind::Bool(b) => format!("a boolean ({b})"),
-            Kind::Int(i) => format!("an integer ({i})"),
-            Kind::UInt(u) => format!("an integer ({u})"),
-            Kind::Float(x) => format!("a number ({x})"),
-            Kind::Str(s) => format!(
-                "a string ({})",
-                crate::util::clip(&serde_json::json!(s).to_string(), 60)
-            ),
-            Kind::Seq(_) => "a list".into(),
-            Kind::Map(_) => "a mapping".into(),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for Node {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = serde_saphyr::Spanned::<Kind>::deserialize(d)?;
-        Ok(Node {
-            kind: s.value,
-            line: usize::try_from(s.referenced.line()).unwrap_or(0),
-        })
-    }
-}
-
-impl<'de> Deserialize<'de> for Kind {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(KindVisitor)
-    }
-}
-
-struct KindVisitor;
-
-impl<'de> Visitor<'de> for KindVisitor {
-    type Value = Kind;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("any YAML value")
-    }
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Kind, E> {
-        Ok(Kind::Bool(v))
-    }
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Kind, E> {
-        Ok(Kind::Int(v))
-    }
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Kind, E> {
-        Ok(match i64::try_from(v) {
-            Ok(i) => Kind::Int(i),
-            Err(_) => Kind::UInt(v),
-        })
-    }
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Kind, E> {
-        Ok(Kind::Float(v))
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Kind, E> {
-        Ok(Kind::Str(v.to_string()))
-    }
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Kind, E> {
-        Ok(Kind::Str(v))
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Kind, E> {
-        Ok(Kind::Null)
-    }
-    fn visit_none<E: de::Error>(self) -> Result<Kind, E> {
-        Ok(Kind::Null)
-    }
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Kind, D::Error> {
-        Kind::deserialize(d)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Kind, A::Error> {
-        let mut items = Vec::new();
-        while let Some(n) = seq.next_element::<Node>()? {
-            items.push(n);
-        }
-        Ok(Kind::Seq(items))
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Kind, A::Error> {
-        let mut entries = Vec::new();
-        while let Some(k) = map.next_key::<Node>()? {
-            let v = map.next_value::<Node>()?;
-            entries.push((k, v));
-        }
-        Ok(Kind::Map(entries))
-    }
-}
-
 // ---------------------------------------------------------------------------------------------
 // Loading
 // ---------------------------------------------------------------------------------------------
@@ -525,19 +416,8 @@ impl Cx<'_> {
 
 /// Parses YAML text into the located tree.
 fn parse_tree(cx: &Cx, text: &str) -> Result<Node, BaselineError> {
-    let options = serde_saphyr::options! {
-        with_snippet: false,
-        strict_booleans: true,
-    };
-    serde_saphyr::from_str_with_options::<Node>(text, options).map_err(|e| {
-        let line = e
-            .location()
-            .and_then(|l| usize::try_from(l.line()).ok())
-            .unwrap_or(0);
-        use serde_saphyr::MessageFormatter;
-        let msg = serde_saphyr::UserMessageFormatter.format_message(&e);
-        cx.err(line, None, format!("not valid YAML: {msg}"))
-    })
+    crate::yaml::parse(text)
+        .map_err(|e| cx.err(e.line, None, format!("not valid YAML: {}", e.message)))
 }
 
 /// Loads a baseline file. `known_check` says whether a check id is one parity knows

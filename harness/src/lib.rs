@@ -31,3 +31,4 @@ pub mod target;
 pub mod util;
 pub mod validate;
 pub mod wire;
+pub(crate) mod yaml;

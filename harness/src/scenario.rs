@@ -18,9 +18,8 @@ use crate::checks_mcp::BINDING;
 use crate::mcp::{Client, Era, Reply};
 use crate::peer::Recv;
 use crate::run::CaseResult;
-use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use crate::yaml::{path_index, path_key, Kind, Node};
 use serde_json::{json, Map, Value};
-use std::cell::RefCell;
 use std::collections::{HashSet, VecDeque};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -301,209 +300,19 @@ impl std::error::Error for LoadError {}
 // The YAML tree with locations
 // ---------------------------------------------------------------------------------------------
 
-/// A YAML node with the line and column it starts at.
-#[derive(Debug, Clone)]
-struct Node {
-    kind: Kind,
-    line: u64,
-    col: u64,
-}
-
-#[derive(Debug, Clone)]
-enum Kind {
-    Null,
-    Bool(bool),
-    Int(i64),
-    UInt(u64),
-    Float(f64),
-    Str(String),
-    Seq(Vec<Node>),
-    Map(Vec<(Node, Node)>),
-}
-
-impl Kind {
-    fn describe(&self) -> String {
-        match self {
-            Kind::Null => "null".into(),
-            Kind::Bool(b) => format!("a boolean ({b})"),
-            Kind::Int(i) => format!("an integer ({i})"),
-            Kind::UInt(u) => format!("an integer ({u})"),
-            Kind::Float(x) => format!("a number ({x})"),
-            Kind::Str(s) => format!(
-                "a string ({})",
-                crate::util::clip(&json!(s).to_string(), 60)
-            ),
-            Kind::Seq(_) => "a list".into(),
-            Kind::Map(_) => "a mapping".into(),
-        }
-    }
-}
-
-thread_local! {
-    /// Field path segments noted while a parse error unwinds (innermost first).
-    static PARSE_PATH: RefCell<Vec<Seg>> = const { RefCell::new(Vec::new()) };
-}
-
-#[derive(Debug, Clone)]
-enum Seg {
-    Key(String),
-    Index(usize),
-}
-
-fn note_seg(seg: Seg) {
-    PARSE_PATH.with(|p| p.borrow_mut().push(seg));
-}
-
-fn key_text(node: &Node) -> String {
-    match &node.kind {
-        Kind::Str(s) => s.clone(),
-        Kind::Int(i) => i.to_string(),
-        Kind::UInt(u) => u.to_string(),
-        Kind::Bool(b) => b.to_string(),
-        Kind::Float(x) => x.to_string(),
-        Kind::Null => "null".into(),
-        Kind::Seq(_) | Kind::Map(_) => "(complex key)".into(),
-    }
-}
-
-impl<'de> Deserialize<'de> for Node {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = serde_saphyr::Spanned::<Kind>::deserialize(d)?;
-        Ok(Node {
-            kind: s.value,
-            line: s.referenced.line(),
-            col: s.referenced.column(),
-        })
-    }
-}
-
-impl<'de> Deserialize<'de> for Kind {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(KindVisitor)
-    }
-}
-
-struct KindVisitor;
-
-impl<'de> Visitor<'de> for KindVisitor {
-    type Value = Kind;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("any YAML value")
-    }
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Kind, E> {
-        Ok(Kind::Bool(v))
-    }
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Kind, E> {
-        Ok(Kind::Int(v))
-    }
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Kind, E> {
-        Ok(match i64::try_from(v) {
-            Ok(i) => Kind::Int(i),
-            Err(_) => Kind::UInt(v),
-        })
-    }
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Kind, E> {
-        Ok(Kind::Float(v))
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Kind, E> {
-        Ok(Kind::Str(v.to_string()))
-    }
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Kind, E> {
-        Ok(Kind::Str(v))
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Kind, E> {
-        Ok(Kind::Null)
-    }
-    fn visit_none<E: de::Error>(self) -> Result<Kind, E> {
-        Ok(Kind::Null)
-    }
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Kind, D::Error> {
-        Kind::deserialize(d)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Kind, A::Error> {
-        let mut items = Vec::new();
-        loop {
-            match seq.next_element::<Node>() {
-                Ok(Some(n)) => items.push(n),
-                Ok(None) => break,
-                Err(e) => {
-                    note_seg(Seg::Index(items.len()));
-                    return Err(e);
-                }
-            }
-        }
-        Ok(Kind::Seq(items))
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Kind, A::Error> {
-        let mut entries = Vec::new();
-        while let Some(k) = map.next_key::<Node>()? {
-            match map.next_value::<Node>() {
-                Ok(v) => entries.push((k, v)),
-                Err(e) => {
-                    note_seg(Seg::Key(key_text(&k)));
-                    return Err(e);
-                }
-            }
-        }
-        Ok(Kind::Map(entries))
-    }
-}
-
-/// Appends a key to a field path: `.key`, or `["key"]` when it is not a plain word.
-fn path_key(path: &str, key: &str) -> String {
-    let plain = !key.is_empty()
-        && key
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '$' | '/'));
-    match (path.is_empty(), plain) {
-        (true, true) => key.to_string(),
-        (false, true) => format!("{path}.{key}"),
-        (_, false) => format!("{path}[{}]", json!(key)),
-    }
-}
-
-fn path_index(path: &str, i: usize) -> String {
-    format!("{path}[{i}]")
-}
-
 /// Parses YAML text into the located tree.
 fn parse_tree(file: &str, text: &str) -> Result<Node, LoadError> {
-    PARSE_PATH.with(|p| p.borrow_mut().clear());
-    let options = serde_saphyr::options! {
-        with_snippet: false,
-        strict_booleans: true,
-    };
-    match serde_saphyr::from_str_with_options::<Node>(text, options) {
-        Ok(n) => Ok(n),
-        Err(e) => {
-            let segs = PARSE_PATH.with(|p| std::mem::take(&mut *p.borrow_mut()));
-            let mut field = String::new();
-            for s in segs.iter().rev() {
-                field = match s {
-                    Seg::Key(k) => path_key(&field, k),
-                    Seg::Index(i) => path_index(&field, *i),
-                };
-            }
-            let (line, column) = e
-                .location()
-                .map(|l| (l.line(), l.column()))
-                .unwrap_or((0, 0));
-            use serde_saphyr::MessageFormatter;
-            let msg = serde_saphyr::UserMessageFormatter.format_message(&e);
-            Err(LoadError {
-                file: file.to_string(),
-                line,
-                column,
-                field: if field.is_empty() {
-                    "(document)".into()
-                } else {
-                    field
-                },
-                message: format!("invalid YAML: {msg}"),
-            })
-        }
-    }
+    crate::yaml::parse(text).map_err(|e| LoadError {
+        file: file.to_string(),
+        line: e.line as u64,
+        column: e.column as u64,
+        field: if e.field.is_empty() {
+            "(document)".into()
+        } else {
+            e.field
+        },
+        message: format!("invalid YAML: {}", e.message),
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -547,8 +356,8 @@ impl Cv<'_> {
     fn err(&self, node: &Node, field: &str, message: impl Into<String>) -> LoadError {
         LoadError {
             file: self.file.to_string(),
-            line: node.line,
-            column: node.col,
+            line: node.line as u64,
+            column: node.col as u64,
             field: field.to_string(),
             message: message.into(),
         }
@@ -1133,7 +942,7 @@ fn load_step(cv: &Cv, node: &Node, field: &str) -> Result<Step, LoadError> {
         },
     };
     Ok(Step {
-        line: node.line,
+        line: node.line as u64,
         action,
     })
 }
