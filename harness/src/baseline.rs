@@ -628,13 +628,6 @@ fn parse_text(
 // Applying
 // ---------------------------------------------------------------------------------------------
 
-fn executed(v: Verdict) -> bool {
-    matches!(
-        v,
-        Verdict::Pass | Verdict::Warn | Verdict::Flaky | Verdict::Fail | Verdict::Timeout
-    )
-}
-
 impl Entry {
     /// Whether this entry's pattern selects a case id (false for a pattern that does not parse).
     pub fn matches(&self, case_id: &str) -> bool {
@@ -649,7 +642,12 @@ impl Baseline {
     /// warn, flaky, fail, timeout) where none of their matched cases is fail/timeout/flaky, each
     /// with the executed cases it matched, in file order. An entry that matched no executed case
     /// (filtered out, other shard, surface not run, only skips) is neither expected nor stale.
-    pub fn apply(&self, report: &mut RunReport) {
+    ///
+    /// `whole_run` is false when the run saw only part of the cases (`--partition`, `--filter`,
+    /// `--skip`, `--era`): then only entries naming one exact case can be stale (and, in a
+    /// shard, not those of monitors, which judge that shard's traffic only); a wider entry that
+    /// matched only passing cases gets a note in `report.notes` instead.
+    pub fn apply(&self, report: &mut RunReport, whole_run: bool) {
         let pats: Vec<Option<Pattern>> = self
             .entries
             .iter()
@@ -666,7 +664,7 @@ impl Baseline {
                     continue;
                 }
                 first.get_or_insert(i);
-                if executed(case.verdict) {
+                if case.verdict.executed() {
                     ran[i].push(case.id.clone());
                 }
                 if matches!(
@@ -698,17 +696,30 @@ impl Baseline {
                 cases: ran,
             })
             .collect();
-        // One shard sees only some of an entry's cases: the failing ones may have run in another
-        // shard. So a sharded run judges only entries that name one exact case.
-        let (stale, unsure): (Vec<StaleEntry>, Vec<StaleEntry>) = candidates
-            .into_iter()
-            .partition(|e| report.partition.is_none() || is_exact_case(&e.entry));
+        // A narrowed run sees only some of an entry's cases: the failing ones may be in another
+        // shard, era or filter. So it judges only entries that name one exact case; and in a
+        // shard not even those of monitors, which there judge that shard's traffic only.
+        let monitors: std::collections::HashSet<&str> = report
+            .cases
+            .iter()
+            .filter(|c| c.kind == crate::run::CaseKind::Monitor)
+            .map(|c| c.id.as_str())
+            .collect();
+        let sharded = report.partition.is_some();
+        let (stale, unsure): (Vec<StaleEntry>, Vec<StaleEntry>) =
+            candidates.into_iter().partition(|e| {
+                whole_run
+                    || (is_exact_case(&e.entry)
+                        && !(sharded && e.cases.iter().any(|c| monitors.contains(c.as_str()))))
+            });
+        let mut notes = Vec::new();
         for e in unsure {
-            report.notes.push(format!(
-                "baseline entry `{}` (line {}) matched only passing cases in this shard; a sharded run judges staleness only for entries naming one exact case (check@binding#revision), so check it in an unsharded run",
+            notes.push(format!(
+                "baseline entry `{}` (line {}) matched only passing cases, but this run saw only part of what it covers (--partition, --filter, --skip or --era; in a shard, monitors judge that shard's traffic only), so it is not judged stale here: check it in a whole run",
                 e.entry, e.line
             ));
         }
+        report.notes.extend(notes);
         report.stale = stale;
     }
 
@@ -1219,7 +1230,7 @@ expected-failures:
             seed: None,
             stale: Vec::new(),
             partition: None,
-            empty_selection: false,
+            could_not_run: false,
         }
     }
 
@@ -1239,15 +1250,21 @@ expected-failures:
     }
 
     const L: &str = "@mcp-stdio#2025-11-25";
+    const WHOLE: bool = true;
     const M: &str = "@mcp-stdio#2026-07-28";
 
     #[test]
     fn a_shard_judges_only_exact_entries_stale() {
         let exact = format!("a.passes{L}");
-        let b = baseline(&["a.passes", exact.as_str()]);
-        let mut r = report(vec![case(&exact, Verdict::Pass)]);
+        let monitor = format!("a.monitor{L}");
+        let b = baseline(&["a.passes", exact.as_str(), monitor.as_str()]);
+        let mut r = report(vec![
+            case(&exact, Verdict::Pass),
+            case(&monitor, Verdict::Pass),
+        ]);
+        r.cases[1].kind = crate::run::CaseKind::Monitor;
         r.partition = Some("hash:1/2".into());
-        b.apply(&mut r);
+        b.apply(&mut r, false);
         let stale: Vec<&str> = r.stale.iter().map(|e| e.entry.as_str()).collect();
         assert_eq!(stale, [exact.as_str()]);
         assert!(
@@ -1255,11 +1272,20 @@ expected-failures:
             "{:?}",
             r.notes
         );
-        // The same report unsharded: both entries are stale.
+        assert!(
+            r.notes.iter().any(|n| n.contains("`a.monitor@")),
+            "{:?}",
+            r.notes
+        );
+        // Narrowed without a partition (say --era): exact entries, monitors included, are judged.
         r.partition = None;
         r.notes.clear();
-        b.apply(&mut r);
+        b.apply(&mut r, false);
         assert_eq!(r.stale.len(), 2);
+        // The whole run: every entry is judged.
+        r.notes.clear();
+        b.apply(&mut r, WHOLE);
+        assert_eq!(r.stale.len(), 3);
         assert!(r.notes.is_empty());
     }
 
@@ -1293,7 +1319,7 @@ expected-failures:
             entry: "old".into(),
             reason: "old".into(),
         });
-        b.apply(&mut r);
+        b.apply(&mut r, WHOLE);
         let marks: Vec<(&str, Option<&str>)> = r
             .cases
             .iter()
@@ -1341,9 +1367,9 @@ expected-failures:
     #[test]
     fn apply_clears_stale_of_a_previous_apply() {
         let mut r = report(vec![case(&format!("a.x{L}"), Verdict::Pass)]);
-        baseline(&["a.x"]).apply(&mut r);
+        baseline(&["a.x"]).apply(&mut r, WHOLE);
         assert_eq!(r.stale.len(), 1);
-        baseline(&[]).apply(&mut r);
+        baseline(&[]).apply(&mut r, WHOLE);
         assert!(r.stale.is_empty());
         assert_eq!(r.exit_code(), 0);
     }

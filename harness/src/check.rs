@@ -92,6 +92,12 @@ impl Verdict {
             Verdict::Flaky => "flaky",
         }
     }
+
+    /// Whether a case with this verdict executed: pass, fail, warn, timeout, flaky (not skip or
+    /// not-run).
+    pub fn executed(self) -> bool {
+        !matches!(self, Verdict::Skip | Verdict::NotRun)
+    }
 }
 
 /// What a check's run found, before its level is applied.

@@ -197,9 +197,9 @@ struct RunArgs {
     /// reported not-run.
     #[arg(long)]
     fail_fast: bool,
-    /// Run a failed or timed-out case up to N more times; a case that then passes is reported
-    /// flaky, never as a plain pass.
-    #[arg(long, default_value_t = 0, value_name = "N")]
+    /// Run a failed or timed-out case up to N more times (at most 100); a case that then passes
+    /// is reported flaky, never as a plain pass.
+    #[arg(long, default_value_t = 0, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=100))]
     retries: u32,
     /// Print only the cases that did not pass and the summary; no progress.
     #[arg(long, short, conflicts_with = "verbose")]
@@ -551,6 +551,15 @@ async fn cmd_run(args: RunArgs) -> i32 {
             return EXIT_USAGE;
         }
     }
+    if let Some(e) = same_file(&[
+        ("--json", args.json.as_deref()),
+        ("--junit", args.junit.as_deref()),
+        ("--html", args.html.as_deref()),
+        ("--baseline", args.baseline.as_deref()),
+    ]) {
+        eprintln!("error: {e}");
+        return EXIT_USAGE;
+    }
     let partition = match args
         .partition
         .as_deref()
@@ -644,10 +653,16 @@ async fn cmd_run(args: RunArgs) -> i32 {
         seed: None,
         stale: Vec::new(),
         partition: None,
-        empty_selection: false,
+        could_not_run: false,
     };
     let mut could_not_run: Vec<String> = Vec::new();
     for profile in &profiles {
+        if let Some(by) = opts.control.stopped_by() {
+            report.notes.push(format!(
+                "profile {profile} not started: --fail-fast stopped the run after {by} failed"
+            ));
+            continue;
+        }
         tracing::info!(profile = %profile, target = %target.name, "profile starting");
         match profile.as_str() {
             "mcp" => {
@@ -749,9 +764,15 @@ async fn cmd_run(args: RunArgs) -> i32 {
     }
     report.duration_ms = started.elapsed().as_millis() as u64;
     report.partition = partition.as_ref().map(crate::select::Partition::describe);
-    report.empty_selection = report.cases.is_empty() && opts.selection.sharded_out() == 0;
+    let empty_selection = report.cases.is_empty() && opts.selection.sharded_out() == 0;
+    report.could_not_run = empty_selection || !could_not_run.is_empty();
     if let Some(b) = &baseline {
-        b.apply(&mut report);
+        // Narrowed runs see only part of what a wide entry covers.
+        let whole_run = partition.is_none()
+            && args.filter.is_empty()
+            && args.skip.is_empty()
+            && opts.eras == EraSel::All;
+        b.apply(&mut report, whole_run);
     }
     progress.finish();
     let mut out = std::io::stdout().lock();
@@ -799,7 +820,7 @@ async fn cmd_run(args: RunArgs) -> i32 {
         }
         return EXIT_COULD_NOT_RUN;
     }
-    if report.cases.is_empty() && partition.is_some() && !report.empty_selection {
+    if report.cases.is_empty() && partition.is_some() && !empty_selection {
         eprintln!(
             "parity: shard {} selects no case (nothing to run here; the other shards run the rest)",
             report.partition.as_deref().unwrap_or("")
@@ -872,7 +893,7 @@ async fn run_equivalence(
         seed: Some(seed),
         stale: Vec::new(),
         partition: None,
-        empty_selection: false,
+        could_not_run: false,
     })
 }
 
@@ -892,16 +913,13 @@ fn cmd_baseline_write(
     out: Option<&std::path::Path>,
     scenario_dirs: &[PathBuf],
 ) -> i32 {
-    let scenarios = match crate::scenario::load_all(scenario_dirs) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_USAGE;
-        }
-    };
-    let known = |check: &str| crate::select::known_check(check, &scenarios);
-    let report = match crate::report_file::load(from, &known) {
-        Ok(r) => r,
+    if let Some(e) = same_file(&[("--from", Some(from)), ("--out", out)]) {
+        eprintln!("error: {e}");
+        return EXIT_USAGE;
+    }
+    let report = match load_reports(&[from.to_path_buf()], scenario_dirs) {
+        Ok(mut r) if !r.is_empty() => r.remove(0),
+        Ok(_) => return EXIT_USAGE,
         Err(e) => {
             eprintln!("error: {e}");
             return EXIT_USAGE;
@@ -926,24 +944,19 @@ fn cmd_baseline_write(
 /// `parity report merge A.json B.json… --html FILE [--scenarios DIR]…`: 0 written, 2 a bad report or an
 /// unwritable file.
 fn cmd_report_merge(reports: &[PathBuf], html: &std::path::Path, scenario_dirs: &[PathBuf]) -> i32 {
-    let scenarios = match crate::scenario::load_all(scenario_dirs) {
-        Ok(s) => s,
+    for r in reports {
+        if let Some(e) = same_file(&[("a report", Some(r)), ("--html", Some(html))]) {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    }
+    let values = match load_reports(reports, scenario_dirs) {
+        Ok(v) => v,
         Err(e) => {
             eprintln!("error: {e}");
             return EXIT_USAGE;
         }
     };
-    let known = |check: &str| crate::select::known_check(check, &scenarios);
-    let mut values = Vec::new();
-    for path in reports {
-        match crate::report_file::load(path, &known) {
-            Ok(v) => values.push(v),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return EXIT_USAGE;
-            }
-        }
-    }
     match crate::html::write(&values, html) {
         Ok(()) => 0,
         Err(e) => {
@@ -951,6 +964,41 @@ fn cmd_report_merge(reports: &[PathBuf], html: &std::path::Path, scenario_dirs: 
             EXIT_USAGE
         }
     }
+}
+
+/// Reads JSON reports strictly (`crate::report_file`), their case ids checked against the
+/// shipped checks plus the scenarios of `scenario_dirs`; one value per path, in order.
+///
+/// Errors: a scenario directory or a report that does not load, with file and line.
+fn load_reports(paths: &[PathBuf], scenario_dirs: &[PathBuf]) -> Result<Vec<Value>, String> {
+    let scenarios = crate::scenario::load_all(scenario_dirs)?;
+    let known = |check: &str| crate::select::known_check(check, &scenarios);
+    paths
+        .iter()
+        .map(|p| crate::report_file::load(p, &known).map_err(|e| e.to_string()))
+        .collect()
+}
+
+/// The first two flags naming the same file (so one output would overwrite another, or an
+/// input), as an error message; `None` when all differ. Paths are compared as given and, when
+/// they exist, canonicalized.
+fn same_file(paths: &[(&str, Option<&std::path::Path>)]) -> Option<String> {
+    let key = |p: &std::path::Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let given: Vec<(&str, &std::path::Path)> = paths
+        .iter()
+        .filter_map(|(f, p)| p.map(|p| (*f, p)))
+        .collect();
+    for (i, (fa, a)) in given.iter().enumerate() {
+        for (fb, b) in given.iter().skip(i + 1) {
+            if a == b || key(a) == key(b) {
+                return Some(format!(
+                    "{fa} and {fb} name the same file ({}): one would overwrite the other",
+                    a.display()
+                ));
+            }
+        }
+    }
+    None
 }
 
 /// Parses `{"name": "...", "arguments": {...}, "ms": N}` (`ms` defaults to 1000).

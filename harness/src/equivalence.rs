@@ -433,6 +433,21 @@ fn judge(
     }
 }
 
+/// The requirement of a scenario's equivalence case.
+fn scenario_requirement(scenario: &Scenario) -> String {
+    format!(
+        "Every tool call of scenario {} gives the same outcome on every surface.",
+        scenario.id
+    )
+}
+
+/// The requirement of a tool's generated equivalence case.
+fn generated_requirement(tool: &str) -> String {
+    format!(
+        "Generated calls of {tool} (valid, and invalid by mutation) give the same outcome on every surface."
+    )
+}
+
 fn result(
     id: String,
     requirement: String,
@@ -489,10 +504,7 @@ pub fn scenario_calls(s: &Scenario) -> Vec<(String, Value)> {
 pub async fn run_scenario(plan: &Plan, scenario: &Scenario, timing: Timing) -> CaseResult {
     let t0 = Instant::now();
     let id = scenario_case_id(scenario);
-    let req = format!(
-        "Every tool call of scenario {} gives the same outcome on every surface.",
-        scenario.id
-    );
+    let req = scenario_requirement(scenario);
     let done = |v: Verdict, m: String, ev: Vec<String>| {
         result(
             id.clone(),
@@ -571,9 +583,7 @@ pub async fn run_generated(plan: Arc<Plan>, tool: Value, timing: Timing) -> Case
         .unwrap_or("")
         .to_string();
     let id = generated_case_id(&name);
-    let req = format!(
-        "Generated calls of {name} (valid, and invalid by mutation) give the same outcome on every surface."
-    );
+    let req = generated_requirement(&name);
     let schema = tool
         .get("inputSchema")
         .cloned()
@@ -868,7 +878,8 @@ pub async fn run(
         handles.push(tokio::spawn(async move {
             let _permit = sem.acquire().await;
             let id = scenario_case_id(&s);
-            let not_run = |why| result(id, String::new(), Verdict::NotRun, why, Vec::new(), 0);
+            let req = scenario_requirement(&s);
+            let not_run = |why| result(id, req, Verdict::NotRun, why, Vec::new(), 0);
             control
                 .run_case(|| run_scenario(&plan, &s, timing), not_run)
                 .await
@@ -890,8 +901,10 @@ pub async fn run(
                     control.planned(1);
                     handles.push(tokio::spawn(async move {
                         let _permit = sem.acquire().await;
-                        let not_run =
-                            |why| result(id, String::new(), Verdict::NotRun, why, Vec::new(), 0);
+                        let req = generated_requirement(
+                            tool.get("name").and_then(Value::as_str).unwrap_or(""),
+                        );
+                        let not_run = |why| result(id, req, Verdict::NotRun, why, Vec::new(), 0);
                         control
                             .run_case(
                                 || run_generated(plan.clone(), tool.clone(), timing),

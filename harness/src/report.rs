@@ -209,9 +209,10 @@ pub fn print_console(report: &RunReport, out: &mut dyn Write, style: Style) -> s
 
 /// The profile of a binding (`mcp-stdio` → `mcp`).
 pub fn profile_of(binding: &str) -> &str {
-    match binding {
-        "mcp-stdio" => "mcp",
-        other => other,
+    if binding == crate::checks_mcp::BINDING {
+        "mcp"
+    } else {
+        binding
     }
 }
 

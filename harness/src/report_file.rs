@@ -195,16 +195,7 @@ pub fn load(path: &Path, known_check: &dyn Fn(&str) -> bool) -> Result<Value, Re
     Ok(value)
 }
 
-fn describe(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
+use crate::util::json_type as describe;
 
 /// Where a value sits, for the scan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

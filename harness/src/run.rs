@@ -139,24 +139,34 @@ impl RunControl {
         let failed = |r: &CaseResult| matches!(r.verdict, Verdict::Fail | Verdict::Timeout);
         if failed(&r) && !self.is_expected(&r.id) {
             let first = r.clone();
-            let mut attempts = 1;
+            let mut attempts: u32 = 1;
             while attempts <= self.retries {
                 tracing::info!(case = %r.id, attempt = attempts + 1, "retrying a failed case");
                 let mut again = attempt().await;
-                attempts += 1;
-                if again.verdict == Verdict::Pass {
-                    again.verdict = Verdict::Flaky;
-                    again.message = format!(
-                        "passed on attempt {attempts} of {}; attempt 1 was {}: {}",
-                        self.retries + 1,
-                        first.verdict.as_str(),
-                        first.message
-                    );
-                    again.evidence = first.evidence.clone();
-                    r = again;
-                    break;
+                attempts = attempts.saturating_add(1);
+                match again.verdict {
+                    Verdict::Fail | Verdict::Timeout => r = again,
+                    // It held this time (a warning is a lesser deviation, not the failure).
+                    Verdict::Pass | Verdict::Warn | Verdict::Flaky => {
+                        let warning = if again.verdict == Verdict::Warn {
+                            format!(" (with a warning: {})", again.message)
+                        } else {
+                            String::new()
+                        };
+                        again.verdict = Verdict::Flaky;
+                        again.message = format!(
+                            "passed on attempt {attempts}{warning}; attempt 1 was {}: {}",
+                            first.verdict.as_str(),
+                            first.message
+                        );
+                        again.evidence = first.evidence.clone();
+                        r = again;
+                        break;
+                    }
+                    // The retry could not judge (it did not apply, or could not run): the
+                    // failure stands.
+                    Verdict::Skip | Verdict::NotRun => break,
                 }
-                r = again;
             }
             r.attempts = attempts;
         }
@@ -284,8 +294,9 @@ pub struct RunReport {
     pub stale: Vec<StaleEntry>,
     /// The `--partition` shard this run was, as given (`hash:1/3`), when one was.
     pub partition: Option<String>,
-    /// `--filter`/`--skip` kept no case in any shard: exit 3 even in a `--partition` run.
-    pub empty_selection: bool,
+    /// The run could not happen: a surface did not start or answer its handshake, or
+    /// `--filter`/`--skip` kept no case in any shard. Exit 3, even in a `--partition` run.
+    pub could_not_run: bool,
 }
 
 impl RunReport {
@@ -330,7 +341,7 @@ impl RunReport {
     /// stale baseline entry, 3 nothing executed (except a `--partition` shard with no case, or
     /// only skipped ones: 0).
     pub fn exit_code(&self) -> i32 {
-        if self.empty_selection {
+        if self.could_not_run {
             return 3;
         }
         // A shard may hold no case, or only cases that do not apply (skips): the other shards
@@ -626,7 +637,14 @@ pub async fn run_mcp_with_scenarios(
         }
         era_runs.push((facts, planned, scenario_cases));
     }
-    // Eras run concurrently, sharing one bound on parallel cases.
+    // Eras run concurrently, sharing one bound on parallel cases; every era's cases are planned
+    // before any starts, so progress counts them all from the beginning.
+    opts.control.planned(
+        era_runs
+            .iter()
+            .map(|(_, planned, scenarios)| planned.len() + scenarios.len())
+            .sum(),
+    );
     let sem = Arc::new(tokio::sync::Semaphore::new(opts.jobs.max(1)));
     let mut set = tokio::task::JoinSet::new();
     for (i, (facts, planned, scenario_cases)) in era_runs.into_iter().enumerate() {
@@ -667,7 +685,7 @@ pub async fn run_mcp_with_scenarios(
         seed: None,
         stale: Vec::new(),
         partition: None,
-        empty_selection: false,
+        could_not_run: false,
     })
 }
 
@@ -688,7 +706,6 @@ async fn run_era(
     timing: Timing,
     (sem, control): (Arc<tokio::sync::Semaphore>, Arc<RunControl>),
 ) -> Vec<CaseResult> {
-    control.planned(planned.len() + scenario_cases.len());
     let logs: Arc<Mutex<HashMap<String, Vec<SessionLog>>>> = Arc::new(Mutex::new(HashMap::new()));
     let mut handles = Vec::new();
     let (monitors, actives): (Vec<Planned>, Vec<Planned>) = planned
@@ -705,8 +722,12 @@ async fn run_era(
         let sem = sem.clone();
         let logs = logs.clone();
         let monitor_opened = monitor_opened.clone();
+        let control = control.clone();
         handles.push(tokio::spawn(async move {
             let _permit = sem.acquire().await;
+            if control.stopped_by().is_some() {
+                return None;
+            }
             let ctx = Ctx::new(
                 target,
                 &rev,
@@ -1068,7 +1089,7 @@ pub async fn run_acp(target: McpTarget, opts: &RunOptions) -> Result<RunReport, 
             seed: None,
             stale: Vec::new(),
             partition: None,
-            empty_selection: false,
+            could_not_run: false,
         });
     }
     let planned: Vec<Planned> = crate::checks_acp::catalogue()
@@ -1084,6 +1105,7 @@ pub async fn run_acp(target: McpTarget, opts: &RunOptions) -> Result<RunReport, 
         .collect();
     let facts = Arc::new(ServerFacts { capabilities: caps });
     let sem = Arc::new(tokio::sync::Semaphore::new(opts.jobs.max(1)));
+    opts.control.planned(planned.len());
     let cases = run_era(
         &target,
         &facts,
@@ -1103,6 +1125,6 @@ pub async fn run_acp(target: McpTarget, opts: &RunOptions) -> Result<RunReport, 
         seed: None,
         stale: Vec::new(),
         partition: None,
-        empty_selection: false,
+        could_not_run: false,
     })
 }

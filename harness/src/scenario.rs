@@ -1102,16 +1102,7 @@ fn show(v: &Value) -> String {
     crate::util::clip(&v.to_string(), 120)
 }
 
-fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
+use crate::util::json_type as type_name;
 
 fn at(path: &str) -> &str {
     if path.is_empty() {

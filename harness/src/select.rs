@@ -7,9 +7,10 @@
 //! Partitions, both deterministic for one parity version, scenario set and target:
 //! - `hash:K/N`: the case whose id's SHA-256, read as a big-endian `u64` from its first 8 bytes,
 //!   is `K-1` modulo `N`. Balanced on average; independent of which other cases exist.
-//! - `count:K/N`: round-robin over the sorted list of selection units that `parity list` shows
-//!   (`check@binding`, scenarios included; a generated or per-scenario equivalence case counts
-//!   under its family `equivalence.generated`/`equivalence.scenario`): the unit at sorted
+//! - `count:K/N`: round-robin over the sorted list of selection units, one per check of
+//!   `parity list` written `check@binding` (scenarios included; a generated or per-scenario
+//!   equivalence case counts under its family `equivalence.generated`/`equivalence.scenario`):
+//!   the unit at sorted
 //!   position `i` (0-based) goes to shard `i mod N + 1`. Every case of a check (each era,
 //!   each revision) lands in one shard, so shards are balanced by check count.
 //!

@@ -58,7 +58,7 @@ async fn equivalence_run(
         seed: Some(1),
         stale: Vec::new(),
         partition: None,
-        empty_selection: false,
+        could_not_run: false,
     };
     let (surfaces, notes) =
         match crate::equivalence::surfaces_of(&target, timing, crate::wire::DEFAULT_LINE_CAP).await

@@ -19,6 +19,20 @@ macro_rules! out {
     }};
 }
 
+/// What a JSON value is, for error messages: `null`, `a boolean`, `a number`, `a string`,
+/// `an array`, `an object`.
+pub fn json_type(v: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 /// Cuts `s` to at most `max` bytes on a character boundary, adding `…` when cut.
 pub fn clip(s: &str, max: usize) -> String {
     if s.len() <= max {

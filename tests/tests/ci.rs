@@ -131,7 +131,7 @@ fn junit_marks_flaky_expected_and_stale_and_still_validates() {
     let baseline = dir.path().join("baseline.yaml");
     std::fs::write(
         &baseline,
-        "version: 1\nexpected-failures:\n  - case: mcp.base.ping\n    reason: no longer broken\n",
+        "version: 1\nexpected-failures:\n  - case: mcp.base.ping@mcp-stdio#2025-11-25\n    reason: no longer broken\n",
     )
     .unwrap();
     let junit = dir.path().join("report.xml");
@@ -159,7 +159,7 @@ fn junit_marks_flaky_expected_and_stale_and_still_validates() {
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert_eq!(xml.matches("<flakyFailure").count(), 1, "{xml}");
     assert!(
-        xml.contains(r#"<testcase name="baseline:mcp.base.ping""#),
+        xml.contains(r#"<testcase name="baseline:mcp.base.ping@mcp-stdio#2025-11-25""#),
         "{xml}"
     );
     validate_junit(&junit);
@@ -223,7 +223,7 @@ fn a_fixed_check_still_in_the_baseline_fails_the_run_as_stale() {
     let baseline = dir.path().join("baseline.yaml");
     std::fs::write(
         &baseline,
-        "version: 1\nexpected-failures:\n  - case: mcp.base.ping\n    reason: used to hang\n  - case: acp.base.unknown-method\n    reason: not run here\n",
+        "version: 1\nexpected-failures:\n  - case: mcp.base.ping@mcp-stdio#2025-11-25\n    reason: used to hang\n  - case: acp.base.unknown-method\n    reason: not run here\n",
     )
     .unwrap();
     let r = run_json(&[
@@ -238,7 +238,7 @@ fn a_fixed_check_still_in_the_baseline_fails_the_run_as_stale() {
     r.assert_code(1);
     assert!(
         r.stdout
-            .contains("STALE    baseline entry `mcp.base.ping` (line 3)"),
+            .contains("STALE    baseline entry `mcp.base.ping@mcp-stdio#2025-11-25` (line 3)"),
         "{r}"
     );
     let report = r.report.as_ref().unwrap();
@@ -246,9 +246,29 @@ fn a_fixed_check_still_in_the_baseline_fails_the_run_as_stale() {
     let stale = report["stale"].as_array().unwrap();
     // The ACP entry matched no case of this run: neither expected nor stale.
     assert_eq!(stale.len(), 1, "{r}");
-    assert_eq!(stale[0]["entry"], "mcp.base.ping");
+    assert_eq!(stale[0]["entry"], "mcp.base.ping@mcp-stdio#2025-11-25");
     assert_eq!(stale[0]["line"], 3);
     assert_eq!(report["exit_code"], 1);
+    // A whole run judges a check-wide entry too.
+    std::fs::write(
+        &baseline,
+        "version: 1\nexpected-failures:\n  - case: mcp.base.ping\n    reason: used to hang\n",
+    )
+    .unwrap();
+    let r = run(&[
+        "run",
+        "--profile",
+        "mcp",
+        "--quiet",
+        "--baseline",
+        baseline.to_str().unwrap(),
+    ]);
+    r.assert_code(1);
+    assert!(
+        r.stdout
+            .contains("STALE    baseline entry `mcp.base.ping` (line 3)"),
+        "{r}"
+    );
 }
 
 #[test]
@@ -481,6 +501,24 @@ fn fail_fast_stops_starting_cases_after_the_first_failure() {
         })
         .count();
     assert!(not_started > 5, "{r}");
+    // Later profiles do not start.
+    let r = run_json(&[
+        "run",
+        "--mcp",
+        &fault,
+        "--acp",
+        &format!("{} reference acp", parity_str()),
+        "--fail-fast",
+        "--jobs",
+        "1",
+    ]);
+    r.assert_code(1);
+    assert!(r.cases().keys().all(|id| !id.contains("@acp#")), "{r}");
+    let notes = r.report.as_ref().unwrap()["notes"].to_string();
+    assert!(
+        notes.contains("profile acp not started: --fail-fast"),
+        "{r}"
+    );
     // Without it, every case runs.
     let r = run_json(&["run", "--mcp", &fault, "--profile", "mcp", "--jobs", "1"]);
     assert!(r
@@ -593,4 +631,96 @@ fn html_reports_from_a_run_and_merged_side_by_side() {
         r.stderr.contains("mcp.base.ping@mcp-stdio#2025-11-25"),
         "{r}"
     );
+}
+
+#[test]
+fn a_baseline_written_from_a_whole_run_holds_in_every_shard() {
+    // Monitors judge the traffic of their own shard only, so a shard may see a monitor's
+    // failure vanish; its exact entry is then noted, never reported stale.
+    let dir = tempfile::tempdir().unwrap();
+    let (report, baseline) = (dir.path().join("full.json"), dir.path().join("b.yaml"));
+    let fault = fake_cmd("id-zero-null");
+    run(&[
+        "run",
+        "--mcp",
+        &fault,
+        "--quiet",
+        "--json",
+        report.to_str().unwrap(),
+    ])
+    .assert_code(1);
+    run(&[
+        "baseline",
+        "write",
+        "--from",
+        report.to_str().unwrap(),
+        "--out",
+        baseline.to_str().unwrap(),
+    ])
+    .assert_code(0);
+    for k in 1..=3 {
+        let p = format!("hash:{k}/3");
+        let r = run_json(&[
+            "run",
+            "--mcp",
+            &fault,
+            "--partition",
+            &p,
+            "--baseline",
+            baseline.to_str().unwrap(),
+        ]);
+        r.assert_code(0);
+        assert!(
+            r.report.as_ref().unwrap()["stale"]
+                .as_array()
+                .unwrap()
+                .is_empty(),
+            "{r}"
+        );
+    }
+}
+
+#[test]
+fn a_narrowed_run_does_not_call_a_wide_entry_stale() {
+    // `no-result-type` breaks message-schema only in the modern era: a legacy-only run sees
+    // just the passing case of the check-wide entry.
+    let dir = tempfile::tempdir().unwrap();
+    let baseline = dir.path().join("b.yaml");
+    std::fs::write(
+        &baseline,
+        "version: 1\nexpected-failures:\n  - case: mcp.base.message-schema\n    reason: resultType missing\n  - case: mcp.modern.result-type\n    reason: resultType missing\n  - case: mcp.modern.discover\n    reason: resultType missing\n",
+    )
+    .unwrap();
+    let fault = fake_cmd("no-result-type");
+    let b = baseline.to_str().unwrap();
+    run(&["run", "--mcp", &fault, "--baseline", b, "--quiet"]).assert_code(0);
+    let r = run_json(&["run", "--mcp", &fault, "--era", "legacy", "--baseline", b]);
+    r.assert_code(0);
+    let notes = r.report.as_ref().unwrap()["notes"].to_string();
+    assert!(notes.contains("mcp.base.message-schema"), "{r}");
+}
+
+#[test]
+fn outputs_never_overwrite_each_other_or_an_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let same = dir.path().join("r.out");
+    let s = same.to_str().unwrap();
+    let r = run(&["run", "--json", s, "--junit", s]);
+    r.assert_code(2);
+    assert!(
+        r.stderr.contains("--json and --junit name the same file"),
+        "{r}"
+    );
+    std::fs::write(&same, "{}").unwrap();
+    let r = run(&["baseline", "write", "--from", s, "--out", s]);
+    r.assert_code(2);
+    assert_eq!(std::fs::read_to_string(&same).unwrap(), "{}");
+    run(&["run", "--retries", "101"]).assert_code(2);
+}
+
+#[test]
+fn a_run_that_could_not_happen_says_exit_three_in_its_report_too() {
+    let r = run_json(&["run", "--mcp", "false"]);
+    r.assert_code(3);
+    assert_eq!(r.report.as_ref().unwrap()["exit_code"], 3, "{r}");
 }
