@@ -769,6 +769,16 @@ fn yaml_scalar(s: &str) -> String {
 /// line, clipped to 120 characters) and a header comment saying where it came from and that the
 /// reasons should be edited. A report with no failure gives `expected-failures: []`.
 pub fn write_from_report(report: &Value, source: &str) -> String {
+    write_from_report_keeping(report, source, &HashMap::new())
+}
+
+/// [`write_from_report`], but an entry whose case id is a key of `keep` gets that reason (the
+/// reasons of the baseline being rewritten, so hand-written reasons survive a regeneration).
+pub fn write_from_report_keeping(
+    report: &Value,
+    source: &str,
+    keep: &HashMap<String, String>,
+) -> String {
     let source = one_line(source);
     let mut rows: Vec<(String, String)> = Vec::new();
     if let Some(cases) = report.get("cases").and_then(Value::as_object) {
@@ -779,7 +789,9 @@ pub fn write_from_report(report: &Value, source: &str) -> String {
                 _ => continue,
             };
             let message = one_line(c.get("message").and_then(Value::as_str).unwrap_or(""));
-            let reason = if message.is_empty() {
+            let reason = if let Some(kept) = keep.get(id) {
+                kept.clone()
+            } else if message.is_empty() {
                 format!("{verb} in {source}")
             } else {
                 format!(
@@ -1230,7 +1242,7 @@ expected-failures:
             seed: None,
             stale: Vec::new(),
             partition: None,
-            could_not_run: false,
+            could_not_run: Vec::new(),
         }
     }
 

@@ -145,11 +145,16 @@ async fn parse_error_body(ctx: &Ctx, c: &mut Client) -> Status {
         }
         let msg = match c.next_response().await {
             Ok(m) => m,
-            Err(_) => {
+            Err(e) => {
+                let how = match e {
+                    crate::peer::Recv::Eof => " (the server closed its stdout: it exited)",
+                    crate::peer::Recv::Timeout => " (nothing came before the deadline)",
+                    crate::peer::Recv::Line(_) => "",
+                };
                 return violated(format!(
-                    "no error response to the unparsable line {:?}",
+                    "no error response to the unparsable line {:?}{how}",
                     String::from_utf8_lossy(garbage).trim_end()
-                ))
+                ));
             }
         };
         let Some(v) = msg.value() else {

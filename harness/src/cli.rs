@@ -76,12 +76,14 @@ enum Command {
 
 #[derive(Subcommand, Debug)]
 enum BaselineCmd {
-    /// Write a baseline listing every failed or timed-out case of a JSON report.
+    /// Write a baseline listing every failed or timed-out case of JSON reports (give every
+    /// shard's report of a sharded run). Rewriting an existing `--out` keeps the reasons of the
+    /// entries it still lists.
     Write {
-        /// The JSON report (`parity run --json FILE`).
-        #[arg(long, value_name = "REPORT")]
-        from: PathBuf,
-        /// Where to write the baseline (default: stdout).
+        /// A JSON report (`parity run --json FILE`); repeatable.
+        #[arg(long, value_name = "REPORT", required = true)]
+        from: Vec<PathBuf>,
+        /// Where to write the baseline (default: stdout); its directory is created.
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
         /// The scenario directories the run used (`parity run --scenarios DIR`), so their
@@ -542,6 +544,13 @@ async fn cmd_run(args: RunArgs) -> i32 {
         ("--html", &args.html),
     ] {
         let Some(path) = path else { continue };
+        if path.is_dir() {
+            eprintln!(
+                "error: {flag}: {} is a directory, not a file",
+                path.display()
+            );
+            return EXIT_USAGE;
+        }
         let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
         if dir.is_some_and(|d| !d.is_dir()) {
             eprintln!(
@@ -653,7 +662,7 @@ async fn cmd_run(args: RunArgs) -> i32 {
         seed: None,
         stale: Vec::new(),
         partition: None,
-        could_not_run: false,
+        could_not_run: Vec::new(),
     };
     let mut could_not_run: Vec<String> = Vec::new();
     for profile in &profiles {
@@ -765,7 +774,16 @@ async fn cmd_run(args: RunArgs) -> i32 {
     report.duration_ms = started.elapsed().as_millis() as u64;
     report.partition = partition.as_ref().map(crate::select::Partition::describe);
     let empty_selection = report.cases.is_empty() && opts.selection.sharded_out() == 0;
-    report.could_not_run = empty_selection || !could_not_run.is_empty();
+    report.could_not_run = could_not_run.clone();
+    if empty_selection && could_not_run.is_empty() {
+        report.could_not_run.push(format!(
+            "no case matched the selection (--filter: {}; --skip: {}; profiles: {})",
+            show_list(&args.filter),
+            show_list(&args.skip),
+            profiles.join(", ")
+        ));
+    }
+    report.notes.extend(report.could_not_run.clone());
     if let Some(b) = &baseline {
         // Narrowed runs see only part of what a wide entry covers.
         let whole_run = partition.is_none()
@@ -789,9 +807,16 @@ async fn cmd_run(args: RunArgs) -> i32 {
             crate::report::print_github_annotations(&report, args.baseline.as_deref(), &mut out);
     }
     if let Some(by) = opts.control.stopped_by() {
+        let not_started = report
+            .cases
+            .iter()
+            .filter(|c| {
+                c.verdict == crate::check::Verdict::NotRun && c.message.contains("--fail-fast")
+            })
+            .count();
         let _ = writeln!(
             out,
-            "--fail-fast: stopped after {by}; cases not started are reported not-run"
+            "--fail-fast: stopped after {by}; {not_started} case(s) not started (reported not-run)"
         );
     }
     drop(out);
@@ -826,21 +851,23 @@ async fn cmd_run(args: RunArgs) -> i32 {
             report.partition.as_deref().unwrap_or("")
         );
     } else if report.cases.is_empty() {
-        let show = |v: &[String]| {
-            if v.is_empty() {
-                "none".to_string()
-            } else {
-                v.join(", ")
-            }
-        };
         eprintln!(
             "error: no case matched the selection (--filter: {}; --skip: {}; profiles: {}); `parity list` shows every check id",
-            show(&args.filter),
-            show(&args.skip),
+            show_list(&args.filter),
+            show_list(&args.skip),
             profiles.join(", ")
         );
     }
     report.exit_code()
+}
+
+/// A list of flag values for messages, `none` when empty.
+fn show_list(v: &[String]) -> String {
+    if v.is_empty() {
+        "none".to_string()
+    } else {
+        v.join(", ")
+    }
 }
 
 /// Appends one profile's report to the run's.
@@ -893,7 +920,7 @@ async fn run_equivalence(
         seed: Some(seed),
         stale: Vec::new(),
         partition: None,
-        could_not_run: false,
+        could_not_run: Vec::new(),
     })
 }
 
@@ -906,38 +933,115 @@ fn random_seed() -> u64 {
     t ^ (u64::from(std::process::id()) << 32)
 }
 
-/// `parity baseline write --from REPORT [--out FILE] [--scenarios DIR]…`: 0 written, 2 a bad report or an
-/// unwritable file.
+/// `parity baseline write --from REPORT… [--out FILE] [--scenarios DIR]…`: 0 written, 2 a bad
+/// report, a report of a run that could not happen, or an unwritable file. A sharded run's
+/// reports are combined (a note names missing shards); an existing `--out` keeps its reasons.
 fn cmd_baseline_write(
-    from: &std::path::Path,
+    from: &[PathBuf],
     out: Option<&std::path::Path>,
     scenario_dirs: &[PathBuf],
 ) -> i32 {
-    if let Some(e) = same_file(&[("--from", Some(from)), ("--out", out)]) {
-        eprintln!("error: {e}");
-        return EXIT_USAGE;
+    for f in from {
+        if let Some(e) = same_file(&[("--from", Some(f)), ("--out", out)]) {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
     }
-    let report = match load_reports(&[from.to_path_buf()], scenario_dirs) {
-        Ok(mut r) if !r.is_empty() => r.remove(0),
-        Ok(_) => return EXIT_USAGE,
+    let reports = match load_reports(from, scenario_dirs) {
+        Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");
             return EXIT_USAGE;
         }
     };
-    let text = crate::baseline::write_from_report(&report, &from.display().to_string());
+    let mut cases = serde_json::Map::new();
+    let mut shards: std::collections::BTreeMap<String, std::collections::BTreeSet<u64>> =
+        Default::default();
+    for (path, r) in from.iter().zip(&reports) {
+        if r.get("exit_code").and_then(Value::as_i64) == Some(EXIT_COULD_NOT_RUN.into()) {
+            eprintln!(
+                "error: {}: that run could not happen (exit_code 3), so it says nothing about failures",
+                path.display()
+            );
+            return EXIT_USAGE;
+        }
+        if let Some((kind_k, n)) = r
+            .get("partition")
+            .and_then(Value::as_str)
+            .and_then(|p| p.rsplit_once('/'))
+        {
+            if let Some((kind, k)) = kind_k.split_once(':') {
+                if let Ok(k) = k.parse() {
+                    shards.entry(format!("{kind}:*/{n}")).or_default().insert(k);
+                }
+            }
+        }
+        if let Some(c) = r.get("cases").and_then(Value::as_object) {
+            for (id, v) in c {
+                cases.entry(id.clone()).or_insert_with(|| v.clone());
+            }
+        }
+    }
+    for (pattern, ks) in &shards {
+        let n: u64 = pattern
+            .rsplit('/')
+            .next()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        if (ks.len() as u64) < n {
+            eprintln!(
+                "note: the reports hold {} of the {n} shards of {pattern}: the baseline lists only their failures (give every shard's report with --from)",
+                ks.len()
+            );
+        }
+    }
+    let mut combined = reports.first().cloned().unwrap_or(Value::Null);
+    combined["cases"] = Value::Object(cases);
+    let source = from
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    // Rewriting a baseline keeps the reasons someone wrote.
+    let mut keep = std::collections::HashMap::new();
+    if let Some(path) = out.filter(|p| p.exists()) {
+        let scenarios = crate::scenario::load_all(scenario_dirs).unwrap_or_default();
+        let known = |check: &str| crate::select::known_check(check, &scenarios);
+        match crate::baseline::load(path, &known) {
+            Ok(b) => {
+                for e in b.entries {
+                    keep.insert(e.case, e.reason);
+                }
+            }
+            Err(e) => {
+                eprintln!("error: --out {} exists and is not a baseline this parity reads ({e}); move it away first", path.display());
+                return EXIT_USAGE;
+            }
+        }
+    }
+    let text = crate::baseline::write_from_report_keeping(&combined, &source, &keep);
     match out {
         None => {
             crate::out!("{text}");
             0
         }
-        Some(path) => match std::fs::write(path, text) {
-            Ok(()) => 0,
-            Err(e) => {
-                eprintln!("error: failed to write {}: {e}", path.display());
-                EXIT_USAGE
+        Some(path) => {
+            let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+            if let Some(Err(e)) = dir.map(std::fs::create_dir_all) {
+                eprintln!(
+                    "error: failed to create the directory of {}: {e}",
+                    path.display()
+                );
+                return EXIT_USAGE;
             }
-        },
+            match std::fs::write(path, text) {
+                Ok(()) => 0,
+                Err(e) => {
+                    eprintln!("error: failed to write {}: {e}", path.display());
+                    EXIT_USAGE
+                }
+            }
+        }
     }
 }
 

@@ -15,7 +15,10 @@
 //! - `flaky` → success with a `<flakyFailure>` carrying the failed attempt's reason;
 //! - `skip` and `not-run` → `<skipped>` with the reason;
 //! - each stale baseline entry → one extra failed `<testcase>` named `baseline:<entry>` in a
-//!   `baseline` suite, so a CI dashboard shows it.
+//!   `baseline` suite, so a CI dashboard shows it;
+//! - a run that could not happen (a surface did not start, no case selected) → one `<error>`
+//!   test case per reason, `parity:could-not-run#N` in a `parity` suite, so a dashboard never
+//!   shows such a run as green with zero tests.
 //!
 //! Counts therefore equal the console summary: tests = cases (+ stale entries), failures =
 //! unexpected fails and timeouts (+ stale entries), skipped = skip + not-run + expected.
@@ -129,6 +132,16 @@ pub fn to_report(report: &RunReport) -> Report {
         if let Some(s) = suites.get_mut(idx) {
             s.add_test_case(test_case(c));
         }
+    }
+    if !report.could_not_run.is_empty() {
+        let mut s = TestSuite::new("parity");
+        for (i, why) in report.could_not_run.iter().enumerate() {
+            let mut st = TestCaseStatus::non_success(NonSuccessKind::Error);
+            st.set_type("could-not-run");
+            st.set_message(xml_safe(why));
+            s.add_test_case(TestCase::new(format!("parity:could-not-run#{}", i + 1), st));
+        }
+        suites.push(s);
     }
     if !report.stale.is_empty() {
         let mut s = TestSuite::new("baseline");

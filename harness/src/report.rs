@@ -275,7 +275,11 @@ pub fn summary_line(report: &RunReport) -> String {
         ));
     }
     if !report.stale.is_empty() {
-        extra.push_str(&format!(", {} stale baseline entries", report.stale.len()));
+        let n = report.stale.len();
+        extra.push_str(&format!(
+            ", {n} stale baseline {}",
+            if n == 1 { "entry" } else { "entries" }
+        ));
     }
     format!(
         "summary: {}{extra} in {} ms",
@@ -298,7 +302,8 @@ fn gh_escape(s: &str, property: bool) -> String {
 }
 
 /// Prints GitHub Actions annotations (`GITHUB_ACTIONS=true`): `::error` for each unexpected
-/// fail or timeout and each stale baseline entry (at its line of the baseline file),
+/// fail or timeout, each reason the run could not happen, and each stale baseline entry (at its
+/// line of the baseline file),
 /// `::warning` for warnings and flaky cases.
 pub fn print_github_annotations(
     report: &RunReport,
@@ -324,6 +329,14 @@ pub fn print_github_annotations(
             "::{kind} title={}::{}",
             gh_escape(&format!("parity {}", c.id), true),
             gh_escape(&body, false)
+        )?;
+    }
+    for why in &report.could_not_run {
+        writeln!(
+            out,
+            "::error title={}::{}",
+            gh_escape("parity could not run", true),
+            gh_escape(why, false)
         )?;
     }
     for e in &report.stale {

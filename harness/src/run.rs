@@ -294,9 +294,10 @@ pub struct RunReport {
     pub stale: Vec<StaleEntry>,
     /// The `--partition` shard this run was, as given (`hash:1/3`), when one was.
     pub partition: Option<String>,
-    /// The run could not happen: a surface did not start or answer its handshake, or
-    /// `--filter`/`--skip` kept no case in any shard. Exit 3, even in a `--partition` run.
-    pub could_not_run: bool,
+    /// Why the run could not happen, when it could not: a surface did not start or answer its
+    /// handshake, or `--filter`/`--skip` kept no case in any shard. Any reason means exit 3,
+    /// even in a `--partition` run; reporters show each one (JUnit as an `<error>` case).
+    pub could_not_run: Vec<String>,
 }
 
 impl RunReport {
@@ -341,7 +342,7 @@ impl RunReport {
     /// stale baseline entry, 3 nothing executed (except a `--partition` shard with no case, or
     /// only skipped ones: 0).
     pub fn exit_code(&self) -> i32 {
-        if self.could_not_run {
+        if !self.could_not_run.is_empty() {
             return 3;
         }
         // A shard may hold no case, or only cases that do not apply (skips): the other shards
@@ -429,6 +430,7 @@ pub async fn detect_eras(target: &McpTarget, timing: Timing) -> (EraSupport, Val
             .request_as(id, "initialize", Some(initialize_params("2025-11-25")))
             .await;
         let _ = c.peer.shutdown(timing.grace).await;
+        let tail = stderr_and_exit(&c.peer.events());
         match reply {
             Ok(r) => {
                 let v = r
@@ -451,7 +453,7 @@ pub async fn detect_eras(target: &McpTarget, timing: Timing) -> (EraSupport, Val
                     ),
                 )
             }
-            Err(e) => (None, Value::Null, format!("initialize probe: {e}")),
+            Err(e) => (None, Value::Null, format!("initialize probe: {e}{tail}")),
         }
     };
     // Each probe is bounded by the case deadline: a peer that floods requests and never reads
@@ -491,6 +493,26 @@ pub async fn detect_eras(target: &McpTarget, timing: Timing) -> (EraSupport, Val
     let out = (support, lcaps, mcaps);
     if let Ok(mut c) = era_cache().lock() {
         c.insert(key, out.clone());
+    }
+    out
+}
+
+/// The last lines the peer wrote to stderr and its exit status, as `; its stderr: "…"; it
+/// exited: …` (empty when there are none): why a server that did not start did not.
+pub fn stderr_and_exit(events: &[crate::wire::WireEvent]) -> String {
+    use crate::wire::Dir;
+    let lines: Vec<String> = events
+        .iter()
+        .filter(|e| e.dir == Dir::Stderr)
+        .map(|e| e.excerpt(200))
+        .collect();
+    let mut out = String::new();
+    if !lines.is_empty() {
+        let from = lines.len().saturating_sub(3);
+        out.push_str(&format!("; its stderr: {}", lines[from..].join(" | ")));
+    }
+    if let Some(e) = events.iter().rev().find(|e| e.dir == Dir::Exit) {
+        out.push_str(&format!("; it exited: {}", e.excerpt(120)));
     }
     out
 }
@@ -685,7 +707,7 @@ pub async fn run_mcp_with_scenarios(
         seed: None,
         stale: Vec::new(),
         partition: None,
-        could_not_run: false,
+        could_not_run: Vec::new(),
     })
 }
 
@@ -1068,9 +1090,15 @@ pub async fn run_acp(target: McpTarget, opts: &RunOptions) -> Result<RunReport, 
                 .unwrap_or(Value::Null)
         }
         Ok(Err(f)) => {
+            let events: Vec<crate::wire::WireEvent> = probe_ctx
+                .take_logs()
+                .into_iter()
+                .flat_map(|l| l.events)
+                .collect();
             notes.push(format!(
-                "ACP initialize probe: {}",
-                f.status.verdict(crate::check::Level::Must).1
+                "ACP initialize probe: {}{}",
+                f.status.verdict(crate::check::Level::Must).1,
+                stderr_and_exit(&events)
             ));
             Value::Null
         }
@@ -1089,7 +1117,7 @@ pub async fn run_acp(target: McpTarget, opts: &RunOptions) -> Result<RunReport, 
             seed: None,
             stale: Vec::new(),
             partition: None,
-            could_not_run: false,
+            could_not_run: Vec::new(),
         });
     }
     let planned: Vec<Planned> = crate::checks_acp::catalogue()
@@ -1125,6 +1153,6 @@ pub async fn run_acp(target: McpTarget, opts: &RunOptions) -> Result<RunReport, 
         seed: None,
         stale: Vec::new(),
         partition: None,
-        could_not_run: false,
+        could_not_run: Vec::new(),
     })
 }

@@ -58,7 +58,7 @@ async fn equivalence_run(
         seed: Some(1),
         stale: Vec::new(),
         partition: None,
-        could_not_run: false,
+        could_not_run: Vec::new(),
     };
     let (surfaces, notes) =
         match crate::equivalence::surfaces_of(&target, timing, crate::wire::DEFAULT_LINE_CAP).await

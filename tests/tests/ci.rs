@@ -719,8 +719,107 @@ fn outputs_never_overwrite_each_other_or_an_input() {
 }
 
 #[test]
-fn a_run_that_could_not_happen_says_exit_three_in_its_report_too() {
-    let r = run_json(&["run", "--mcp", "false"]);
+fn a_server_that_cannot_start_is_explained_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let (json, junit) = (dir.path().join("r.json"), dir.path().join("r.xml"));
+    let crash = "sh -c 'echo Error: Cannot find module dist/index.js >&2; exit 1'";
+    let r = run_env(
+        &[
+            "run",
+            "--mcp",
+            crash,
+            "--json",
+            json.to_str().unwrap(),
+            "--junit",
+            junit.to_str().unwrap(),
+        ],
+        &[("GITHUB_ACTIONS", "true")],
+    );
     r.assert_code(3);
-    assert_eq!(r.report.as_ref().unwrap()["exit_code"], 3, "{r}");
+    // The server's own words and exit status, on stderr and as an annotation.
+    assert!(
+        r.stderr
+            .contains("its stderr: Error: Cannot find module dist/index.js"),
+        "{r}"
+    );
+    assert!(r.stderr.contains("it exited: exit status: 1"), "{r}");
+    assert!(
+        r.stdout.contains("::error title=parity could not run::"),
+        "{r}"
+    );
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(report["exit_code"], 3);
+    assert!(report["notes"].to_string().contains("Cannot find module"));
+    assert_schema_valid(&report);
+    // JUnit never shows such a run as zero tests, zero failures.
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert_eq!(attr(&xml, "<testsuites", "errors"), 1, "{xml}");
+    assert!(
+        xml.contains(r#"<testcase name="parity:could-not-run#1">"#),
+        "{xml}"
+    );
+    validate_junit(&junit);
+    // A directory where a report file should go is refused before anything runs.
+    let r = run(&["run", "--json", dir.path().to_str().unwrap()]);
+    r.assert_code(2);
+    assert!(r.stderr.contains("is a directory"), "{r}");
+}
+
+#[test]
+fn baseline_write_combines_shards_keeps_reasons_and_refuses_runs_that_did_not_happen() {
+    let dir = tempfile::tempdir().unwrap();
+    let fault = fake_cmd("garbage-exits");
+    let mut shards = Vec::new();
+    for k in 1..=2 {
+        let path = dir.path().join(format!("s{k}.json"));
+        let p = format!("count:{k}/2");
+        let code = run(&[
+            "run",
+            "--mcp",
+            &fault,
+            "--partition",
+            &p,
+            "-q",
+            "--json",
+            path.to_str().unwrap(),
+        ])
+        .code;
+        assert!(matches!(code, Some(0 | 1)));
+        shards.push(path);
+    }
+    let out = dir.path().join("new/.parity/baseline.yaml");
+    let (s1, s2, o) = (
+        shards[0].to_str().unwrap(),
+        shards[1].to_str().unwrap(),
+        out.to_str().unwrap(),
+    );
+    // One shard alone: a note says the baseline is partial.
+    let r = run(&["baseline", "write", "--from", s1]);
+    r.assert_code(0);
+    assert!(r.stderr.contains("1 of the 2 shards"), "{r}");
+    // Both shards: every failure, into a directory that did not exist.
+    run(&["baseline", "write", "--from", s1, "--from", s2, "--out", o]).assert_code(0);
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(text.matches("  - case: ").count(), 2, "{text}");
+    // A hand-written reason survives a rewrite.
+    let edited = text.replacen(
+        "reason: \"failed in",
+        "reason: \"upstream issue 12; failed in",
+        1,
+    );
+    std::fs::write(&out, &edited).unwrap();
+    run(&["baseline", "write", "--from", s1, "--from", s2, "--out", o]).assert_code(0);
+    assert_eq!(
+        std::fs::read_to_string(&out)
+            .unwrap()
+            .matches("upstream issue 12")
+            .count(),
+        1
+    );
+    // The report of a run that could not happen says nothing about failures.
+    let dead = dir.path().join("dead.json");
+    run(&["run", "--mcp", "false", "--json", dead.to_str().unwrap()]).assert_code(3);
+    let r = run(&["baseline", "write", "--from", dead.to_str().unwrap()]);
+    r.assert_code(2);
+    assert!(r.stderr.contains("could not happen"), "{r}");
 }
