@@ -236,7 +236,13 @@ pub struct Peer {
     marker: Option<String>,
     command: String,
     stderr_total: Arc<AtomicU64>,
+    /// The task draining stderr, awaited (briefly) at shutdown so the log holds the last lines.
+    stderr_task: Option<tokio::task::JoinHandle<()>>,
 }
+
+/// How long shutdown waits for stderr's last lines once the process is gone (a descendant may
+/// hold the pipe open).
+const STDERR_DRAIN: Duration = Duration::from_millis(250);
 
 static NEXT_MARK: AtomicU64 = AtomicU64::new(1);
 
@@ -402,9 +408,8 @@ impl Peer {
             ));
         }
         let stderr_total = Arc::new(AtomicU64::new(0));
-        if let Some(err) = stderr {
-            tokio::spawn(drain_stderr(err, start, log.clone(), stderr_total.clone()));
-        }
+        let stderr_task = stderr
+            .map(|err| tokio::spawn(drain_stderr(err, start, log.clone(), stderr_total.clone())));
         Ok(Peer {
             start,
             log,
@@ -416,6 +421,7 @@ impl Peer {
             marker: Some(mark),
             command: spec.display(),
             stderr_total,
+            stderr_task,
         })
     }
 
@@ -447,6 +453,7 @@ impl Peer {
             marker: None,
             command: "(in-memory)".into(),
             stderr_total: Arc::new(AtomicU64::new(0)),
+            stderr_task: None,
         }
     }
 
@@ -628,6 +635,10 @@ impl Peer {
                 at_ms: ms(t0),
             });
             reap(&left).await;
+        }
+        // The process is gone: its last stderr lines (why it failed, often) belong in the log.
+        if let Some(task) = self.stderr_task.take() {
+            let _ = tokio::time::timeout(STDERR_DRAIN, task).await;
         }
         report
     }

@@ -444,11 +444,13 @@ pub async fn detect_eras(target: &McpTarget, timing: Timing) -> (EraSupport, Val
                     .and_then(|x| x.get("capabilities"))
                     .cloned()
                     .unwrap_or(Value::Null);
+                // A server that did not answer: what it said on stderr and how it ended.
+                let tail = if v.is_none() { tail } else { String::new() };
                 (
                     v,
                     caps,
                     format!(
-                        "initialize probe: {}",
+                        "initialize probe: {}{tail}",
                         crate::util::clip(&r.describe(), 160)
                     ),
                 )
