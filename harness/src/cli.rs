@@ -72,6 +72,46 @@ enum Command {
         #[command(subcommand)]
         action: ReportCmd,
     },
+    /// Record a session: start CMD behind a transparent stdio proxy and write its transcript
+    /// (docs/transcripts.md). Exits with CMD's status.
+    Record {
+        /// The transcript file to write (JSONL, mode 0600; its directory is created).
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        /// A regular expression whose matches are redacted as well; repeatable.
+        #[arg(long, value_name = "REGEX")]
+        redact: Vec<String>,
+        /// The server or agent command and its arguments, after `--`.
+        #[arg(last = true, required = true, value_name = "CMD")]
+        command: Vec<String>,
+    },
+    /// Replay a transcript against a live server or agent and report every difference, or
+    /// serve it as a mock server (docs/transcripts.md).
+    #[command(group(clap::ArgGroup::new("against").required(true).args(["mcp", "acp", "serve"])))]
+    Replay {
+        /// The transcript (`parity record --out FILE`).
+        file: PathBuf,
+        /// The MCP stdio server to replay against (quoted, split like a shell).
+        #[arg(long, value_name = "CMD")]
+        mcp: Option<String>,
+        /// The ACP agent to replay against (quoted, split like a shell).
+        #[arg(long, value_name = "CMD")]
+        acp: Option<String>,
+        /// Play the recorded server on stdin/stdout for a client under test.
+        #[arg(long)]
+        serve: bool,
+        /// A JSON pointer into each message whose value is volatile (e.g.
+        /// `/result/structuredContent/value/since_ms`); repeatable.
+        #[arg(long, value_name = "POINTER")]
+        volatile: Vec<String>,
+        /// An object member name whose value is volatile wherever it appears, also inside
+        /// text holding serialized JSON (e.g. `since_ms`); repeatable.
+        #[arg(long, value_name = "NAME")]
+        volatile_key: Vec<String>,
+        /// Per-message deadline in milliseconds.
+        #[arg(long, value_name = "MS", default_value_t = 5000)]
+        timeout_ms: u64,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -316,7 +356,114 @@ pub async fn dispatch(cli: Cli) -> i32 {
                     scenarios,
                 },
         } => cmd_report_merge(&reports, &html, &scenarios),
+        Command::Record {
+            out,
+            redact,
+            command,
+        } => {
+            crate::record::run(crate::record::RecordOptions {
+                out,
+                redact,
+                command,
+            })
+            .await
+        }
+        Command::Replay {
+            file,
+            mcp,
+            acp,
+            serve,
+            volatile,
+            volatile_key,
+            timeout_ms,
+        } => {
+            let against = match (mcp, acp) {
+                (Some(c), _) => Some(("mcp", c)),
+                (None, Some(c)) => Some(("acp", c)),
+                (None, None) => None,
+            };
+            cmd_replay(&file, against, serve, (volatile, volatile_key), timeout_ms).await
+        }
     }
+}
+
+/// `parity replay`: exit 0 without differences, 1 with, 2 for a bad transcript or pointer, 3
+/// when the target could not start or took no message.
+async fn cmd_replay(
+    file: &std::path::Path,
+    against: Option<(&str, String)>,
+    serve: bool,
+    (volatile, volatile_keys): (Vec<String>, Vec<String>),
+    timeout_ms: u64,
+) -> i32 {
+    let t = match crate::transcript::load(file) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    if let Some(bad) = volatile
+        .iter()
+        .find(|p| !p.is_empty() && !p.starts_with('/'))
+    {
+        eprintln!("error: --volatile {bad}: a JSON pointer starts with `/`");
+        return EXIT_USAGE;
+    }
+    let norm = crate::replay::Normalizer::new(volatile, volatile_keys);
+    if serve {
+        return crate::replay::serve(&t, norm).await;
+    }
+    let Some((proto, cmd)) = against else {
+        eprintln!("error: give --mcp CMD, --acp CMD or --serve");
+        return EXIT_USAGE;
+    };
+    if t.header.protocol != "unknown" && t.header.protocol != proto {
+        eprintln!(
+            "warning: the transcript records {} but --{proto} was given",
+            t.header.protocol
+        );
+    }
+    let spec = match PeerSpec::from_command_line(&cmd) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: --{proto}: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let mut peer = match crate::peer::Peer::spawn(&spec) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_COULD_NOT_RUN;
+        }
+    };
+    let driven =
+        crate::replay::drive(&t, &mut peer, std::time::Duration::from_millis(timeout_ms)).await;
+    peer.shutdown(crate::peer::ShutdownGrace::default()).await;
+    let live = crate::replay::Exchange::of_wire(&peer.events());
+    let recorded = crate::replay::Exchange::of_transcript(&t);
+    let diffs = crate::replay::compare(&recorded, &live, &norm);
+    print!("{}", crate::replay::render(&t.source, &diffs));
+    for n in &driven.notes {
+        println!("note: {n}");
+    }
+    println!(
+        "replay {} against `{}`: {} client message(s) sent, {} response(s) received; {} difference(s)",
+        t.source,
+        spec.display(),
+        driven.sent,
+        driven.answered,
+        diffs.len()
+    );
+    if driven.sent == 0
+        && recorded
+            .iter()
+            .any(|m| m.dir == crate::transcript::Direction::C2s)
+    {
+        return EXIT_COULD_NOT_RUN;
+    }
+    i32::from(!diffs.is_empty())
 }
 
 /// On SIGINT or SIGTERM, ends every running peer (they live in their own process groups, so

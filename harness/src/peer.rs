@@ -811,6 +811,31 @@ async fn reap(pids: &HashSet<i32>) {
     }
 }
 
+/// A child started for a transparent proxy (`parity record`): stdin, stdout and stderr piped,
+/// its own process group (so a terminal's Ctrl-C reaches it once, forwarded by the proxy), the
+/// proxy's environment and working directory. Not tracked by [`kill_all_peers`]: the proxy
+/// forwards signals itself ([`signal_pid`]) and exits with the child's status.
+///
+/// Errors: the program cannot be started.
+pub fn spawn_proxied(program: &str, args: &[String]) -> std::io::Result<std::process::Child> {
+    use std::os::unix::process::CommandExt;
+    std::process::Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+}
+
+/// Sends signal `sig` to one process (a proxied child). Does nothing for pids 0 and 1 or the
+/// harness itself.
+pub fn signal_pid(pid: u32, sig: i32) {
+    if let Ok(p) = i32::try_from(pid) {
+        kill_pid(p, sig);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,714 @@
+//! The transcript format (`parity-transcript/1`, JSONL; docs/transcripts.md).
+//!
+//! Line 1 is a [`Header`]; every later line is one [`Event`]: a `c2s`, `s2c` or `stderr` line
+//! as it crossed the pipe (`raw`, or `raw_b64` when the bytes are not UTF-8), or the child's
+//! `exit`. `seq` counts from 1 without gaps; `t_ms` is milliseconds on a monotonic clock since
+//! the session started. Secrets are redacted when recording ([`Redactor`]); nothing is
+//! normalized in the file (that happens when comparing, see `crate::replay`).
+//!
+//! Reading is strict: a missing header, an unknown `format`, a line that is not a JSON object,
+//! an unknown or missing field, a wrong type or a `seq` gap is an error naming the file, the
+//! line and the field ([`TranscriptError`]).
+
+use base64::Engine as _;
+use serde_json::{json, Map, Value};
+use std::borrow::Cow;
+use std::fmt;
+use std::path::Path;
+
+/// The format id written in every header; a reader refuses any other.
+pub const FORMAT: &str = "parity-transcript/1";
+
+/// The header: line 1 of a transcript.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Header {
+    /// The version of parity that wrote it (`CARGO_PKG_VERSION`).
+    pub parity: String,
+    /// `mcp`, `acp` or `unknown`, as detected from the first client messages.
+    pub protocol: String,
+    /// MCP only: `legacy` (the `initialize` handshake) or `modern` (2026-07-28, stateless).
+    pub era: Option<String>,
+    /// The negotiated protocol version when seen (MCP: a date string; ACP: an integer),
+    /// else the one the client asked for; `None` when nothing told.
+    pub protocol_version: Option<Value>,
+    /// `stdio` (the only transport recorded so far).
+    pub transport: String,
+    /// The recorded command, after redaction.
+    pub command: Vec<String>,
+    /// Wall-clock start, milliseconds since the Unix epoch (informational only).
+    pub started_unix_ms: u64,
+    /// The redaction rules applied when recording: `(id, what it covers)`. User patterns are
+    /// listed by id only, since a pattern may contain the secret itself.
+    pub redaction: Vec<(String, String)>,
+}
+
+impl Header {
+    /// The header as one JSON object (the transcript's first line).
+    pub fn to_json(&self) -> Value {
+        let mut o = Map::new();
+        o.insert("format".into(), json!(FORMAT));
+        o.insert("parity".into(), json!(self.parity));
+        o.insert("protocol".into(), json!(self.protocol));
+        if let Some(era) = &self.era {
+            o.insert("era".into(), json!(era));
+        }
+        if let Some(v) = &self.protocol_version {
+            o.insert("protocol_version".into(), v.clone());
+        }
+        o.insert("transport".into(), json!(self.transport));
+        o.insert("command".into(), json!(self.command));
+        o.insert("started_unix_ms".into(), json!(self.started_unix_ms));
+        let rules: Vec<Value> = self
+            .redaction
+            .iter()
+            .map(|(id, what)| json!({"id": id, "covers": what}))
+            .collect();
+        o.insert("redaction".into(), Value::Array(rules));
+        Value::Object(o)
+    }
+}
+
+/// Which way an event's bytes went, or what happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// Client to server/agent (the child's stdin).
+    C2s,
+    /// Server/agent to client (the child's stdout).
+    S2c,
+    /// The child's stderr.
+    Stderr,
+    /// The child exited (or the proxy stopped recording).
+    Exit,
+}
+
+impl Direction {
+    /// The name written in the file.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::C2s => "c2s",
+            Direction::S2c => "s2c",
+            Direction::Stderr => "stderr",
+            Direction::Exit => "exit",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Direction> {
+        Some(match s {
+            "c2s" => Direction::C2s,
+            "s2c" => Direction::S2c,
+            "stderr" => Direction::Stderr,
+            "exit" => Direction::Exit,
+            _ => return None,
+        })
+    }
+}
+
+/// One event line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    /// 1-based sequence number, no gaps.
+    pub seq: u64,
+    /// Milliseconds since the session started (monotonic).
+    pub t_ms: u64,
+    /// Direction.
+    pub dir: Direction,
+    /// The line's bytes without its `\n` (for `exit`: empty). For a line over the cap, only
+    /// a prefix; see `len` and `sha256`.
+    pub bytes: Vec<u8>,
+    /// The line's full length in bytes, set only when `bytes` holds a prefix (over the cap).
+    pub len: Option<u64>,
+    /// Lowercase hex SHA-256 of the whole line, set with `len`.
+    pub sha256: Option<String>,
+    /// The stream ended before a `\n` ended this line.
+    pub partial: bool,
+    /// `exit` only: the status as text (`exit status: 0`, `signal: 9 (SIGKILL)`).
+    pub status: Option<String>,
+    /// `exit` only: the exit code, when the child exited normally.
+    pub code: Option<i32>,
+}
+
+impl Event {
+    /// An event for a line in a direction.
+    pub fn line(seq: u64, t_ms: u64, dir: Direction, bytes: Vec<u8>) -> Event {
+        Event {
+            seq,
+            t_ms,
+            dir,
+            bytes,
+            len: None,
+            sha256: None,
+            partial: false,
+            status: None,
+            code: None,
+        }
+    }
+
+    /// The event as one JSON object: `raw` when the bytes are UTF-8, else `raw_b64`.
+    pub fn to_json(&self) -> Value {
+        let mut o = Map::new();
+        o.insert("seq".into(), json!(self.seq));
+        o.insert("t_ms".into(), json!(self.t_ms));
+        o.insert("dir".into(), json!(self.dir.as_str()));
+        if self.dir == Direction::Exit {
+            if let Some(s) = &self.status {
+                o.insert("status".into(), json!(s));
+            }
+            if let Some(c) = self.code {
+                o.insert("code".into(), json!(c));
+            }
+            return Value::Object(o);
+        }
+        match std::str::from_utf8(&self.bytes) {
+            Ok(s) => o.insert("raw".into(), json!(s)),
+            Err(_) => o.insert(
+                "raw_b64".into(),
+                json!(base64::engine::general_purpose::STANDARD.encode(&self.bytes)),
+            ),
+        };
+        if let Some(len) = self.len {
+            o.insert("len".into(), json!(len));
+        }
+        if let Some(h) = &self.sha256 {
+            o.insert("sha256".into(), json!(h));
+        }
+        if self.partial {
+            o.insert("partial".into(), json!(true));
+        }
+        Value::Object(o)
+    }
+
+    /// The bytes as text (lossy), for messages.
+    pub fn text(&self) -> Cow<'_, str> {
+        String::from_utf8_lossy(&self.bytes)
+    }
+
+    /// The line is whole (not cut at the cap).
+    pub fn complete(&self) -> bool {
+        self.len.is_none()
+    }
+}
+
+/// A transcript read from a file: the header and the events with their line numbers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Transcript {
+    /// Where it came from, as given to the reader.
+    pub source: String,
+    /// Line 1.
+    pub header: Header,
+    /// The events with their 1-based line numbers in the file.
+    pub events: Vec<(usize, Event)>,
+}
+
+/// A transcript that cannot be read: `file:line: field: message`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TranscriptError {
+    /// The file.
+    pub file: String,
+    /// 1-based line (0: the file as a whole).
+    pub line: usize,
+    /// The field at fault, when one is.
+    pub field: Option<String>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for TranscriptError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file)?;
+        if self.line > 0 {
+            write!(f, ":{}", self.line)?;
+        }
+        if let Some(field) = &self.field {
+            write!(f, ": field `{field}`")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for TranscriptError {}
+
+struct Fields<'a> {
+    file: &'a str,
+    line: usize,
+    obj: Map<String, Value>,
+}
+
+impl Fields<'_> {
+    fn err(&self, field: &str, message: impl Into<String>) -> TranscriptError {
+        TranscriptError {
+            file: self.file.to_string(),
+            line: self.line,
+            field: (!field.is_empty()).then(|| field.to_string()),
+            message: message.into(),
+        }
+    }
+
+    fn take(&mut self, key: &str) -> Option<Value> {
+        self.obj.remove(key)
+    }
+
+    fn string(&mut self, key: &str) -> Result<Option<String>, TranscriptError> {
+        match self.take(key) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(v) => Err(self.err(key, format!("expected a string, got {v}"))),
+        }
+    }
+
+    fn req_string(&mut self, key: &str) -> Result<String, TranscriptError> {
+        self.string(key)?
+            .ok_or_else(|| self.err(key, "missing (required)"))
+    }
+
+    fn uint(&mut self, key: &str) -> Result<Option<u64>, TranscriptError> {
+        match self.take(key) {
+            None => Ok(None),
+            Some(v) => match v.as_u64() {
+                Some(n) => Ok(Some(n)),
+                None => Err(self.err(key, format!("expected a non-negative integer, got {v}"))),
+            },
+        }
+    }
+
+    fn req_uint(&mut self, key: &str) -> Result<u64, TranscriptError> {
+        self.uint(key)?
+            .ok_or_else(|| self.err(key, "missing (required)"))
+    }
+
+    fn done(self) -> Result<(), TranscriptError> {
+        match self.obj.keys().next() {
+            Some(k) => Err(self.err(k, "unknown field")),
+            None => Ok(()),
+        }
+    }
+}
+
+fn object<'a>(file: &'a str, line: usize, text: &str) -> Result<Fields<'a>, TranscriptError> {
+    let fail = |message: String| TranscriptError {
+        file: file.to_string(),
+        line,
+        field: None,
+        message,
+    };
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(obj)) => Ok(Fields { file, line, obj }),
+        Ok(other) => Err(fail(format!(
+            "expected a JSON object, got {}",
+            crate::util::json_type(&other)
+        ))),
+        Err(e) => Err(fail(format!(
+            "not JSON (column {}): {e}; the transcript is truncated or was edited",
+            e.column()
+        ))),
+    }
+}
+
+fn header_from(mut f: Fields<'_>) -> Result<Header, TranscriptError> {
+    let format = f.take("format").ok_or_else(|| {
+        f.err(
+            "format",
+            format!("missing: line 1 must be the transcript header (`\"format\":\"{FORMAT}\"`)"),
+        )
+    })?;
+    if format != json!(FORMAT) {
+        return Err(f.err(
+            "format",
+            format!("unknown format version {format}; this parity reads `{FORMAT}`"),
+        ));
+    }
+    let parity = f.req_string("parity")?;
+    let protocol = f.req_string("protocol")?;
+    let era = f.string("era")?;
+    let protocol_version = f.take("protocol_version");
+    let transport = f.req_string("transport")?;
+    let command = match f.take("command") {
+        None => Vec::new(),
+        Some(Value::Array(a)) => {
+            let mut out = Vec::new();
+            for v in a {
+                match v {
+                    Value::String(s) => out.push(s),
+                    other => return Err(f.err("command", format!("expected strings, got {other}"))),
+                }
+            }
+            out
+        }
+        Some(v) => return Err(f.err("command", format!("expected an array, got {v}"))),
+    };
+    let started_unix_ms = f.uint("started_unix_ms")?.unwrap_or(0);
+    let mut redaction = Vec::new();
+    match f.take("redaction") {
+        None => {}
+        Some(Value::Array(rules)) => {
+            for r in rules {
+                let id = r.get("id").and_then(Value::as_str);
+                let covers = r.get("covers").and_then(Value::as_str);
+                match (id, covers) {
+                    (Some(i), Some(c)) => redaction.push((i.to_string(), c.to_string())),
+                    _ => {
+                        return Err(f.err(
+                            "redaction",
+                            format!("each rule needs string `id` and `covers`, got {r}"),
+                        ))
+                    }
+                }
+            }
+        }
+        Some(v) => return Err(f.err("redaction", format!("expected an array, got {v}"))),
+    }
+    f.done()?;
+    Ok(Header {
+        parity,
+        protocol,
+        era,
+        protocol_version,
+        transport,
+        command,
+        started_unix_ms,
+        redaction,
+    })
+}
+
+fn event_from(mut f: Fields<'_>) -> Result<Event, TranscriptError> {
+    let seq = f.req_uint("seq")?;
+    let t_ms = f.req_uint("t_ms")?;
+    let dir_text = f.req_string("dir")?;
+    let dir = Direction::parse(&dir_text).ok_or_else(|| {
+        f.err(
+            "dir",
+            format!("unknown direction `{dir_text}` (c2s, s2c, stderr, exit)"),
+        )
+    })?;
+    let mut ev = Event::line(seq, t_ms, dir, Vec::new());
+    if dir == Direction::Exit {
+        ev.status = f.string("status")?;
+        ev.code = match f.take("code") {
+            None => None,
+            Some(v) => match v.as_i64().and_then(|c| i32::try_from(c).ok()) {
+                Some(c) => Some(c),
+                None => return Err(f.err("code", format!("expected an integer, got {v}"))),
+            },
+        };
+        f.done()?;
+        return Ok(ev);
+    }
+    let raw = f.string("raw")?;
+    let b64 = f.string("raw_b64")?;
+    ev.bytes = match (raw, b64) {
+        (Some(r), None) => r.into_bytes(),
+        (None, Some(b)) => base64::engine::general_purpose::STANDARD
+            .decode(b.as_bytes())
+            .map_err(|e| f.err("raw_b64", format!("not base64: {e}")))?,
+        (Some(_), Some(_)) => return Err(f.err("raw_b64", "give `raw` or `raw_b64`, not both")),
+        (None, None) => return Err(f.err("raw", "missing (a line event needs `raw` or `raw_b64`)")),
+    };
+    ev.len = f.uint("len")?;
+    ev.sha256 = f.string("sha256")?;
+    if ev.len.is_some() != ev.sha256.is_some() {
+        return Err(f.err(
+            "sha256",
+            "`len` and `sha256` come together (a line over the cap)",
+        ));
+    }
+    ev.partial = match f.take("partial") {
+        None => false,
+        Some(Value::Bool(b)) => b,
+        Some(v) => return Err(f.err("partial", format!("expected a boolean, got {v}"))),
+    };
+    f.done()?;
+    Ok(ev)
+}
+
+/// Parses a transcript's text; `source` names it in errors.
+///
+/// Errors: see the module documentation (every error names `source`, the line and the field).
+pub fn parse(source: &str, text: &str) -> Result<Transcript, TranscriptError> {
+    let mut lines = text.split('\n').enumerate();
+    let header = match lines.next() {
+        Some((_, first)) if !first.trim().is_empty() => header_from(object(source, 1, first)?)?,
+        _ => {
+            return Err(TranscriptError {
+                file: source.to_string(),
+                line: 1,
+                field: None,
+                message: "missing header: the file is empty".into(),
+            })
+        }
+    };
+    let mut events = Vec::new();
+    let mut expect_seq = 1u64;
+    for (i, text) in lines {
+        let line = i + 1;
+        if text.is_empty() {
+            // The final newline, or a blank line: nothing to read.
+            continue;
+        }
+        let f = object(source, line, text)?;
+        let ev = event_from(f)?;
+        if ev.seq != expect_seq {
+            return Err(TranscriptError {
+                file: source.to_string(),
+                line,
+                field: Some("seq".into()),
+                message: format!(
+                    "expected seq {expect_seq}, got {} (events are missing or out of order)",
+                    ev.seq
+                ),
+            });
+        }
+        expect_seq += 1;
+        events.push((line, ev));
+    }
+    Ok(Transcript {
+        source: source.to_string(),
+        header,
+        events,
+    })
+}
+
+/// Reads and parses a transcript file.
+///
+/// Errors: the file cannot be read or is not UTF-8 (line 0), or [`parse`] fails.
+pub fn load(path: &Path) -> Result<Transcript, TranscriptError> {
+    let source = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| TranscriptError {
+        file: source.clone(),
+        line: 0,
+        field: None,
+        message: format!("failed to read: {e}"),
+    })?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let line = e.as_bytes()[..e.utf8_error().valid_up_to()]
+            .iter()
+            .filter(|b| **b == b'\n')
+            .count()
+            + 1;
+        TranscriptError {
+            file: source.clone(),
+            line,
+            field: None,
+            message: "not UTF-8 (a transcript is JSONL; binary frames are in `raw_b64`)".into(),
+        }
+    })?;
+    parse(&source, &text)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Redaction (applied when recording; cannot be undone)
+// ---------------------------------------------------------------------------------------------
+
+/// Environment variable names whose values are secrets: names containing one of these words
+/// (case-insensitive).
+pub const SECRET_NAME_WORDS: [&str; 4] = ["TOKEN", "SECRET", "KEY", "PASSWORD"];
+
+/// Secret values shorter than this many bytes are not redacted as literals (a 2-byte value
+/// would corrupt every message it happens to appear in). Use `--redact` for short secrets.
+pub const MIN_SECRET_LEN: usize = 6;
+
+/// The redaction rules of one recording: fixed rules plus literal secrets and user patterns.
+/// Each match is replaced by `[REDACTED:<rule id>]`.
+pub struct Redactor {
+    rules: Vec<(String, String, regex::bytes::Regex, bool)>,
+}
+
+/// Whether a variable or flag name marks a secret ([`SECRET_NAME_WORDS`], plus `AUTH` for
+/// flags such as `--auth`).
+pub fn secret_name(name: &str) -> bool {
+    let up = name.to_ascii_uppercase();
+    SECRET_NAME_WORDS.iter().any(|w| up.contains(w)) || up.contains("AUTH")
+}
+
+impl Redactor {
+    /// Builds the rules: literal values of secret-named environment variables in `env`, secret
+    /// values on the command line `argv` (the value after a secret-named flag, or after `=`),
+    /// `Authorization` values, bearer tokens, and the user's patterns in order.
+    ///
+    /// Errors: a user pattern that is not a valid regular expression (`--redact N: …`).
+    pub fn new(
+        env: &[(String, String)],
+        argv: &[String],
+        user: &[String],
+    ) -> Result<Redactor, String> {
+        let mut rules = Vec::new();
+        let mut literal = |id: String, covers: String, value: &str| {
+            if value.len() >= MIN_SECRET_LEN {
+                if let Ok(re) = regex::bytes::Regex::new(&regex::escape(value)) {
+                    rules.push((id, covers, re, false));
+                }
+            }
+        };
+        let mut env_sorted: Vec<&(String, String)> =
+            env.iter().filter(|(k, _)| secret_name(k)).collect();
+        // Longest values first, so a value that contains another is replaced whole.
+        env_sorted.sort_by_key(|(_, v)| std::cmp::Reverse(v.len()));
+        for (k, v) in env_sorted {
+            literal(
+                format!("env:{k}"),
+                format!("the value of the environment variable {k}"),
+                v,
+            );
+        }
+        let mut i = 0;
+        while i < argv.len() {
+            let a = &argv[i];
+            if let Some(flag) = a.strip_prefix('-') {
+                if let Some((name, value)) = flag.split_once('=') {
+                    if secret_name(name) {
+                        literal(
+                            format!("arg:{i}"),
+                            format!("the value of command-line flag -{name}"),
+                            value,
+                        );
+                    }
+                } else if secret_name(flag) {
+                    if let Some(v) = argv.get(i + 1) {
+                        literal(
+                            format!("arg:{}", i + 1),
+                            format!("the value after command-line flag -{flag}"),
+                            v,
+                        );
+                    }
+                }
+            }
+            i += 1;
+        }
+        let fixed = [
+            (
+                "authorization",
+                "values of Authorization fields and headers",
+                r#"(?i)(authorization["']?\s*[:=]\s*["']?)[^"'\r\n]+"#,
+            ),
+            (
+                "bearer",
+                "bearer tokens (`Bearer <token>`)",
+                r"(?i)(bearer\s+)[A-Za-z0-9\-._~+/]+=*",
+            ),
+        ];
+        for (id, covers, pat) in fixed {
+            if let Ok(re) = regex::bytes::Regex::new(pat) {
+                rules.push((id.to_string(), covers.to_string(), re, true));
+            }
+        }
+        for (n, pat) in user.iter().enumerate() {
+            let re = regex::bytes::Regex::new(pat)
+                .map_err(|e| format!("--redact #{}: not a valid regular expression: {e}", n + 1))?;
+            rules.push((
+                format!("user-{}", n + 1),
+                format!("--redact pattern #{}", n + 1),
+                re,
+                false,
+            ));
+        }
+        Ok(Redactor { rules })
+    }
+
+    /// The rules for the header: `(id, what it covers)`.
+    pub fn describe(&self) -> Vec<(String, String)> {
+        self.rules
+            .iter()
+            .map(|(id, covers, _, _)| (id.clone(), covers.clone()))
+            .collect()
+    }
+
+    /// Applies every rule in order; returns the bytes unchanged (borrowed) when none matched.
+    pub fn apply<'a>(&self, bytes: &'a [u8]) -> Cow<'a, [u8]> {
+        let mut cur: Cow<'a, [u8]> = Cow::Borrowed(bytes);
+        for (id, _, re, keep_prefix) in &self.rules {
+            if !re.is_match(&cur) {
+                continue;
+            }
+            let rep = if *keep_prefix {
+                format!("${{1}}[REDACTED:{id}]")
+            } else {
+                format!("[REDACTED:{id}]")
+            };
+            let next = re.replace_all(&cur, rep.as_bytes()).into_owned();
+            cur = Cow::Owned(next);
+        }
+        cur
+    }
+
+    /// Applies the rules to a string (lossy for the result, which stays UTF-8 when the input was).
+    pub fn apply_str(&self, s: &str) -> String {
+        String::from_utf8_lossy(&self.apply(s.as_bytes())).into_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    fn head() -> String {
+        format!(r#"{{"format":"{FORMAT}","parity":"0.1.0","protocol":"mcp","transport":"stdio"}}"#)
+    }
+
+    #[test]
+    fn round_trip_and_base64() {
+        let mut ev = Event::line(1, 3, Direction::S2c, vec![0xff, b'a']);
+        ev.partial = true;
+        let text = format!("{}\n{}\n", head(), ev.to_json());
+        let t = parse("t.jsonl", &text).unwrap();
+        assert_eq!(t.events[0].1, ev);
+        assert_eq!(t.events[0].0, 2);
+    }
+
+    #[test]
+    fn errors_name_line_and_field() {
+        let e = parse("t.jsonl", "").unwrap_err();
+        assert_eq!((e.line, e.message.contains("missing header")), (1, true));
+        let e = parse("t.jsonl", r#"{"seq":1}"#).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("format"));
+        let e = parse("t.jsonl", r#"{"format":"parity-transcript/9"}"#).unwrap_err();
+        assert!(e.to_string().contains("unknown format version"), "{e}");
+        let ev = |s: u64| Event::line(s, 0, Direction::C2s, b"{}".to_vec()).to_json();
+        let e = parse("t.jsonl", &format!("{}\n{}\n{}\n", head(), ev(1), ev(3))).unwrap_err();
+        assert_eq!((e.line, e.field.as_deref()), (3, Some("seq")));
+        let e = parse("t.jsonl", &format!("{}\n{}\n{{\"seq\":2,", head(), ev(1))).unwrap_err();
+        assert_eq!(e.line, 3);
+        assert!(e.to_string().starts_with("t.jsonl:3: not JSON"), "{e}");
+        let e = parse(
+            "t.jsonl",
+            &format!(
+                "{}\n{{\"seq\":1,\"t_ms\":0,\"dir\":\"c2s\",\"raw\":\"x\",\"zz\":1}}",
+                head()
+            ),
+        )
+        .unwrap_err();
+        assert_eq!(e.to_string(), "t.jsonl:2: field `zz`: unknown field");
+    }
+
+    #[test]
+    fn redaction_covers_env_args_authorization_bearer_and_user() {
+        let env = vec![
+            ("MY_API_TOKEN".to_string(), "canary-1234567".to_string()),
+            ("HOME".to_string(), "/home/someone".to_string()),
+        ];
+        let argv = vec![
+            "srv".to_string(),
+            "--api-key".to_string(),
+            "argsecret99".to_string(),
+            "--password=pw-secret-1".to_string(),
+        ];
+        let r = Redactor::new(&env, &argv, &["acct-[0-9]+".to_string()]).unwrap();
+        let line = br#"{"a":"canary-1234567","b":"argsecret99 pw-secret-1","Authorization":"Bearer abc.def","c":"bearer xyz123","d":"acct-42","e":"/home/someone"}"#;
+        let out = String::from_utf8(r.apply(line).into_owned()).unwrap();
+        for s in [
+            "canary-1234567",
+            "argsecret99",
+            "pw-secret-1",
+            "abc.def",
+            "xyz123",
+            "acct-42",
+        ] {
+            assert!(!out.contains(s), "{s} leaked: {out}");
+        }
+        assert!(out.contains("/home/someone"), "{out}");
+        assert!(
+            out.contains(r#""Authorization":"[REDACTED:authorization]""#),
+            "{out}"
+        );
+        assert!(serde_json::from_str::<Value>(&out).is_ok(), "{out}");
+        assert!(Redactor::new(&[], &[], &["(".to_string()]).is_err());
+    }
+}
