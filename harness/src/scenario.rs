@@ -52,6 +52,10 @@ const SHIPPED: &[(&str, &str)] = &[
         include_str!("../../scenarios/mcp/tools-exec-not-allowed.yaml"),
     ),
     (
+        "scenarios/mcp/recorded-py-mcp-client.yaml",
+        include_str!("../../scenarios/mcp/recorded-py-mcp-client.yaml"),
+    ),
+    (
         "scenarios/mcp/stdio-padded-line.yaml",
         include_str!("../../scenarios/mcp/stdio-padded-line.yaml"),
     ),
@@ -93,11 +97,31 @@ pub struct Scenario {
     /// `targets: [reference]`: the scenario relies on the bundled reference's tools and
     /// workspace and is skipped against any other target.
     pub reference_only: bool,
-    /// The steps, in order (never empty).
+    /// The steps, in order (never empty, unless the scenario replays a transcript).
     pub steps: Vec<Step>,
+    /// `transcript:`: the scenario replays a recorded session instead of running steps
+    /// (docs/transcripts.md); its session is always raw (the transcript holds the handshake).
+    pub replay: Option<Arc<Replay>>,
     /// The file it came from, as given to the loader.
     pub source: String,
 }
+
+/// A recorded session a scenario replays (`transcript:`), with its volatile values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Replay {
+    /// The transcript, read when the scenario was loaded.
+    pub transcript: crate::transcript::Transcript,
+    /// `volatile:`: JSON pointers into each message (see `crate::replay::Normalizer`).
+    pub pointers: Vec<String>,
+    /// `volatile_keys:`: member names volatile wherever they appear.
+    pub keys: Vec<String>,
+}
+
+/// Transcripts that shipped scenarios replay, embedded like the scenarios (path, text).
+const SHIPPED_TRANSCRIPTS: &[(&str, &str)] = &[(
+    "scenarios/mcp/recorded/py-mcp-client-session.jsonl",
+    include_str!("../../scenarios/mcp/recorded/py-mcp-client-session.jsonl"),
+)];
 
 /// How a scenario's session starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -331,6 +355,9 @@ const TOP_KEYS: &[&str] = &[
     "session",
     "targets",
     "steps",
+    "transcript",
+    "volatile",
+    "volatile_keys",
 ];
 const STEP_KEYS: &[&str] = &[
     "send",
@@ -748,6 +775,46 @@ pub fn load_str(file: &str, text: &str) -> Result<Scenario, LoadError> {
         }
     }
 
+    let replay = load_replay(&cv, top, file)?;
+    let (eras, session) = match &replay {
+        Some(r) if get(top, "eras").is_none() => {
+            let era = match r.transcript.header.era.as_deref() {
+                Some("modern") => Era::Modern,
+                _ => Era::Legacy,
+            };
+            (vec![era], SessionMode::Raw)
+        }
+        Some(_) => (eras, SessionMode::Raw),
+        None => (eras, session),
+    };
+    if replay.is_some() {
+        if let Some(n) = get(top, "steps") {
+            return Err(cv.err(
+                n,
+                "steps",
+                "a scenario either replays a `transcript` or runs `steps`, not both",
+            ));
+        }
+        return Ok(Scenario {
+            id,
+            description,
+            spec,
+            level,
+            quote,
+            eras,
+            capability,
+            session,
+            reference_only,
+            steps: Vec::new(),
+            replay,
+            source: file.to_string(),
+        });
+    }
+    for key in ["volatile", "volatile_keys"] {
+        if let Some(n) = get(top, key) {
+            return Err(cv.err(n, key, "only a scenario with a `transcript` takes this key"));
+        }
+    }
     let steps_node = required("steps")?;
     let Kind::Seq(step_nodes) = &steps_node.kind else {
         return Err(cv.wrong(steps_node, "steps", "a list of steps"));
@@ -772,8 +839,57 @@ pub fn load_str(file: &str, text: &str) -> Result<Scenario, LoadError> {
         session,
         reference_only,
         steps,
+        replay: None,
         source: file.to_string(),
     })
+}
+
+/// Reads `transcript:` (a path relative to the scenario file; shipped scenarios find their
+/// transcripts embedded), `volatile:` and `volatile_keys:`.
+fn load_replay(cv: &Cv, top: Entries<'_>, file: &str) -> Result<Option<Arc<Replay>>, LoadError> {
+    let Some(n) = get(top, "transcript") else {
+        return Ok(None);
+    };
+    let rel = cv.nonempty_string(n, "transcript")?;
+    let path = Path::new(file).parent().unwrap_or(Path::new("")).join(&rel);
+    let shown = path.display().to_string();
+    let shipped = SHIPPED_TRANSCRIPTS.iter().find(|(p, _)| *p == shown);
+    let read = match shipped {
+        Some((p, text)) => crate::transcript::parse(p, text),
+        None => crate::transcript::load(&path),
+    };
+    let transcript = read.map_err(|e| cv.err(n, "transcript", e.to_string()))?;
+    if transcript.header.protocol != "mcp" {
+        return Err(cv.err(
+            n,
+            "transcript",
+            format!(
+                "{shown} records {} (scenarios replay MCP stdio sessions; use `parity replay --acp` for ACP)",
+                json!(transcript.header.protocol)
+            ),
+        ));
+    }
+    let mut lists = [Vec::new(), Vec::new()];
+    for (slot, key) in lists.iter_mut().zip(["volatile", "volatile_keys"]) {
+        let Some(node) = get(top, key) else { continue };
+        let Kind::Seq(items) = &node.kind else {
+            return Err(cv.wrong(node, key, "a list of strings"));
+        };
+        for (i, item) in items.iter().enumerate() {
+            let f = path_index(key, i);
+            let v = cv.nonempty_string(item, &f)?;
+            if key == "volatile" && !v.starts_with('/') {
+                return Err(cv.err(item, &f, "a JSON pointer starts with `/`"));
+            }
+            slot.push(v);
+        }
+    }
+    let [pointers, keys] = lists;
+    Ok(Some(Arc::new(Replay {
+        transcript,
+        pointers,
+        keys,
+    })))
 }
 
 fn load_step(cv: &Cv, node: &Node, field: &str) -> Result<Step, LoadError> {
@@ -1329,6 +1445,9 @@ pub async fn run_case(ctx: &Ctx, scenario: &Scenario) -> Finding {
             return Finding::skip(format!("the server did not declare the `{cap}` capability"));
         }
     }
+    if let Some(r) = &scenario.replay {
+        return run_replay(ctx, r).await;
+    }
     let opened = match scenario.session {
         SessionMode::Initialized => ctx.open().await,
         SessionMode::Raw => ctx.start_raw(),
@@ -1356,6 +1475,43 @@ pub async fn run_case(ctx: &Ctx, scenario: &Scenario) -> Finding {
         status,
         evidence: evidence(&events),
     }
+}
+
+/// Replays a transcript against a fresh server process and compares (crate::replay); every
+/// difference is a violation, listed with its diff in the evidence.
+async fn run_replay(ctx: &Ctx, r: &Replay) -> Finding {
+    let mut client = match ctx.start_raw() {
+        Ok(c) => c,
+        Err(f) => return f,
+    };
+    let log = client.peer.log_handle();
+    let driven = crate::replay::drive(&r.transcript, &mut client.peer, ctx.timing.message).await;
+    ctx.close(client).await;
+    let norm = crate::replay::Normalizer::new(r.pointers.clone(), r.keys.clone());
+    let recorded = crate::replay::Exchange::of_transcript(&r.transcript);
+    let live = crate::replay::Exchange::of_wire(&log.events());
+    let diffs = crate::replay::compare(&recorded, &live, &norm);
+    let mut evidence: Vec<String> = crate::replay::render(&r.transcript.source, &diffs)
+        .lines()
+        .take(200)
+        .map(str::to_string)
+        .collect();
+    evidence.extend(driven.notes.iter().map(|n| format!("note: {n}")));
+    let status = match diffs.first() {
+        None => Status::Pass,
+        Some(first) => Status::Violated(format!(
+            "{} difference(s) from the recording {}; first: {}{}",
+            diffs.len(),
+            r.transcript.source,
+            first.what,
+            if first.line > 0 {
+                format!(" (line {})", first.line)
+            } else {
+                String::new()
+            }
+        )),
+    };
+    Finding { status, evidence }
 }
 
 /// Moves what the driver set aside while waiting for responses into the pending queue.

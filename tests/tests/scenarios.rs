@@ -392,9 +392,19 @@ fn shipped_scenarios_pass_against_the_reference_in_both_eras() -> TestResult {
     let (run, report) = run_json(&["--profile", "mcp", "--filter", "mcp.scenario.*"])?;
     run.assert_code(0);
     let v = verdicts(&report);
-    assert_eq!(v.len(), shipped.len() * 2, "{}", run.dump());
+    let eras: usize = shipped.iter().map(|s| s.eras.len()).sum();
+    assert_eq!(v.len(), eras, "{}", run.dump());
+    assert!(shipped.iter().any(|s| s.replay.is_some()));
     for s in &shipped {
-        for rev in ["2025-11-25", "2026-07-28"] {
+        let revs: Vec<&str> = s
+            .eras
+            .iter()
+            .map(|e| match e {
+                parity_harness::mcp::Era::Legacy => "2025-11-25",
+                parity_harness::mcp::Era::Modern => "2026-07-28",
+            })
+            .collect();
+        for rev in revs {
             let id = format!("{}@mcp-stdio#{rev}", s.id);
             assert!(
                 v.contains(&(id.clone(), "pass".to_string())),
@@ -417,6 +427,10 @@ fn reference_only_scenarios_are_skipped_for_other_targets() -> TestResult {
     for s in &shipped {
         for rev in ["2025-11-25", "2026-07-28"] {
             let case = &report["cases"][format!("{}@mcp-stdio#{rev}", s.id)];
+            if case.is_null() {
+                assert!(s.replay.is_some(), "{} has no case at {rev}", s.id);
+                continue;
+            }
             let want = if s.reference_only { "skip" } else { "pass" };
             assert_eq!(case["verdict"], json!(want), "{}\n{}", s.id, run.dump());
             if s.reference_only {
@@ -457,6 +471,11 @@ fn every_shipped_file_is_embedded() -> TestResult {
     for (name, s) in scenario::shipped_files().iter().zip(scenario::shipped()?) {
         let from_disk = scenario::load_path(&workspace_root().join(name))?;
         assert_eq!(from_disk.steps, s.steps, "{name}");
+        assert_eq!(
+            from_disk.replay.as_ref().map(|r| &r.transcript.events),
+            s.replay.as_ref().map(|r| &r.transcript.events),
+            "{name}"
+        );
     }
     Ok(())
 }
@@ -575,4 +594,85 @@ fn matcher_table() {
         partial_match(&json!({"a": 1, "b": 2}), &json!({"a": 0, "b": 0})).len(),
         2
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scenarios that replay a transcript
+// ---------------------------------------------------------------------------------------------
+
+const REPLAY_SCENARIO: &str = "version: 1
+id: user.replayed
+description: a recorded session replays with no difference.
+spec: server/tools
+level: MUST
+transcript: session.jsonl
+volatile_keys: [since_ms]
+";
+
+/// A scenario directory holding the shipped recorded session and a scenario replaying it.
+fn replay_dir(scenario_text: &str) -> Result<tempfile::TempDir, Box<dyn Error>> {
+    let dir = scenario_dir("replayed.yaml", scenario_text)?;
+    std::fs::copy(
+        workspace_root().join("scenarios/mcp/recorded/py-mcp-client-session.jsonl"),
+        dir.path().join("session.jsonl"),
+    )?;
+    Ok(dir)
+}
+
+#[test]
+fn a_replayed_transcript_passes_on_the_reference_and_fails_on_a_faulty_server() -> TestResult {
+    let dir = replay_dir(REPLAY_SCENARIO)?;
+    let d = path_str(dir.path())?;
+    let (run, report) = run_json(&["--scenarios", d, "--filter", "user.*"])?;
+    run.assert_code(0);
+    assert_eq!(
+        verdicts(&report),
+        vec![(
+            "user.replayed@mcp-stdio#2025-11-25".to_string(),
+            "pass".to_string()
+        )],
+        "{}",
+        run.dump()
+    );
+    // A server that lists a tool under another name differs in the tools/list response.
+    let fake = format!("{} fake bad-tool-name", parity_bin().display());
+    let (run, report) = run_json(&["--mcp", &fake, "--scenarios", d, "--filter", "user.*"])?;
+    run.assert_code(1);
+    let case = &report["cases"]["user.replayed@mcp-stdio#2025-11-25"];
+    assert_eq!(case["verdict"], json!("fail"), "{}", run.dump());
+    let msg = case["message"].as_str().unwrap_or_default();
+    assert!(msg.contains("response to tools/list"), "{msg}");
+    let evidence = case["evidence"].to_string();
+    assert!(
+        evidence.contains("read file") && evidence.contains("+"),
+        "{evidence}"
+    );
+    Ok(())
+}
+
+#[test]
+fn replay_scenario_errors_name_file_line_and_field() -> TestResult {
+    let dir = scenario_dir(
+        "bad.yaml",
+        &REPLAY_SCENARIO.replace("session.jsonl", "missing.jsonl"),
+    )?;
+    let run = parity(&["run", "--scenarios", path_str(dir.path())?])?;
+    run.assert_code(2);
+    run.assert_stderr_has("bad.yaml:6");
+    run.assert_stderr_has("transcript");
+    run.assert_stderr_has("missing.jsonl");
+    let dir = replay_dir(&format!("{REPLAY_SCENARIO}steps:\n  - send: x\n"))?;
+    let run = parity(&["run", "--scenarios", path_str(dir.path())?])?;
+    run.assert_code(2);
+    run.assert_stderr_has("not both");
+    // A transcript whose third event line was cut short: the error names its line.
+    let dir = replay_dir(REPLAY_SCENARIO)?;
+    let path = dir.path().join("session.jsonl");
+    let text = std::fs::read_to_string(&path)?;
+    let cut: String = text.lines().take(3).collect::<Vec<_>>().join("\n") + "\n{\"seq\":4,";
+    std::fs::write(&path, cut)?;
+    let run = parity(&["run", "--scenarios", path_str(dir.path())?])?;
+    run.assert_code(2);
+    run.assert_stderr_has("session.jsonl:4: not JSON");
+    Ok(())
 }
