@@ -243,6 +243,13 @@ struct RunArgs {
     /// is reported flaky, never as a plain pass.
     #[arg(long, default_value_t = 0, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=100))]
     retries: u32,
+    /// Compare each scenario's exchange with its snapshot in DIR (created when missing); a
+    /// difference fails the case and writes `<case>.snap.new` (docs/transcripts.md).
+    #[arg(long, value_name = "DIR")]
+    snapshots: Option<PathBuf>,
+    /// With --snapshots: write differing exchanges as the new snapshots instead of failing.
+    #[arg(long, requires = "snapshots")]
+    accept: bool,
     /// Print only the cases that did not pass and the summary; no progress.
     #[arg(long, short, conflicts_with = "verbose")]
     quiet: bool,
@@ -781,8 +788,30 @@ async fn cmd_run(args: RunArgs) -> i32 {
             }
         }
     };
+    let snapshots = match &args.snapshots {
+        Some(dir) => match crate::snapshot::Store::new(
+            dir,
+            args.accept,
+            target
+                .equivalence
+                .volatile
+                .iter()
+                .filter_map(|p| p.rsplit('/').next())
+                .filter(|k| !k.is_empty())
+                .map(|k| k.replace("~1", "/").replace("~0", "~"))
+                .collect(),
+        ) {
+            Ok(s) => Some(std::sync::Arc::new(s)),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return EXIT_USAGE;
+            }
+        },
+        None => None,
+    };
     let progress = crate::report::Progress::new(args.quiet);
     let control = crate::run::RunControl {
+        snapshots: snapshots.clone(),
         retries: args.retries,
         fail_fast: args.fail_fast,
         expected: baseline
@@ -931,6 +960,21 @@ async fn cmd_run(args: RunArgs) -> i32 {
         ));
     }
     report.notes.extend(report.could_not_run.clone());
+    if let Some(store) = &snapshots {
+        let whole_run = partition.is_none()
+            && args.filter.is_empty()
+            && args.skip.is_empty()
+            && opts.eras == EraSel::All;
+        let gone = store.unreferenced();
+        if whole_run && !gone.is_empty() {
+            let names: Vec<String> = gone.iter().map(|p| p.display().to_string()).collect();
+            report.notes.push(format!(
+                "{} snapshot(s) that no scenario produced any more (delete them if the scenario is gone): {}",
+                gone.len(),
+                names.join(", ")
+            ));
+        }
+    }
     if let Some(b) = &baseline {
         // Narrowed runs see only part of what a wide entry covers.
         let whole_run = partition.is_none()

@@ -29,6 +29,7 @@ pub mod run;
 pub mod scenario;
 pub mod select;
 pub mod selftest;
+pub mod snapshot;
 pub mod target;
 pub mod transcript;
 pub mod util;

@@ -96,6 +96,8 @@ pub struct RunControl {
     pub expected: Option<ExpectedFn>,
     /// Where progress goes.
     pub progress: Option<ProgressFn>,
+    /// `--snapshots DIR`: scenario exchanges compared with their stored snapshots.
+    pub snapshots: Option<Arc<crate::snapshot::Store>>,
     pub(crate) stopped_by: std::sync::Mutex<Option<String>>,
 }
 
@@ -782,9 +784,15 @@ async fn run_era(
             let id = crate::scenario::case_id(&scenario, &rev);
             let attempt = || async {
                 let ctx = Ctx::new(target.clone(), &rev, timing, facts.clone(), id.clone());
-                let result = crate::scenario::run_case_timed(&ctx, &scenario).await;
+                let mut result = crate::scenario::run_case_timed(&ctx, &scenario).await;
+                let sessions = ctx.take_logs();
+                if let Some(store) = &control.snapshots {
+                    let exchanges: Vec<Vec<_>> =
+                        sessions.iter().map(|l| l.events.clone()).collect();
+                    store.judge(&mut result, &exchanges);
+                }
                 if let Ok(mut l) = logs.lock() {
-                    l.entry(rev.clone()).or_default().extend(ctx.take_logs());
+                    l.entry(rev.clone()).or_default().extend(sessions);
                 }
                 result
             };
