@@ -87,7 +87,7 @@ enum Command {
     },
     /// Replay a transcript against a live server or agent and report every difference, or
     /// serve it as a mock server (docs/transcripts.md).
-    #[command(group(clap::ArgGroup::new("against").required(true).args(["mcp", "acp", "serve"])))]
+    #[command(group(clap::ArgGroup::new("against").required(true).args(["mcp", "acp", "serve", "target"])))]
     Replay {
         /// The transcript (`parity record --out FILE`).
         file: PathBuf,
@@ -98,8 +98,12 @@ enum Command {
         #[arg(long, value_name = "CMD")]
         acp: Option<String>,
         /// Play the recorded server on stdin/stdout for a client under test.
-        #[arg(long)]
+        #[arg(long, conflicts_with_all = ["mcp", "acp"])]
         serve: bool,
+        /// A target file: its volatile outcome pointers' member names are volatile, and its
+        /// MCP or ACP command (by the transcript's protocol) is the default to replay against.
+        #[arg(long, value_name = "FILE")]
+        target: Option<PathBuf>,
         /// A JSON pointer into each message whose value is volatile (e.g.
         /// `/result/structuredContent/value/since_ms`); repeatable.
         #[arg(long, value_name = "POINTER")]
@@ -380,6 +384,7 @@ pub async fn dispatch(cli: Cli) -> i32 {
             mcp,
             acp,
             serve,
+            target,
             volatile,
             volatile_key,
             timeout_ms,
@@ -389,7 +394,14 @@ pub async fn dispatch(cli: Cli) -> i32 {
                 (None, Some(c)) => Some(("acp", c)),
                 (None, None) => None,
             };
-            cmd_replay(&file, against, serve, (volatile, volatile_key), timeout_ms).await
+            cmd_replay(
+                &file,
+                (against, target.as_deref()),
+                serve,
+                (volatile, volatile_key),
+                timeout_ms,
+            )
+            .await
         }
     }
 }
@@ -398,9 +410,9 @@ pub async fn dispatch(cli: Cli) -> i32 {
 /// when the target could not start or took no message.
 async fn cmd_replay(
     file: &std::path::Path,
-    against: Option<(&str, String)>,
+    (against, target_file): (Option<(&str, String)>, Option<&std::path::Path>),
     serve: bool,
-    (volatile, volatile_keys): (Vec<String>, Vec<String>),
+    (volatile, mut volatile_keys): (Vec<String>, Vec<String>),
     timeout_ms: u64,
 ) -> i32 {
     let t = match crate::transcript::load(file) {
@@ -417,12 +429,33 @@ async fn cmd_replay(
         eprintln!("error: --volatile {bad}: a JSON pointer starts with `/`");
         return EXIT_USAGE;
     }
+    let mut against = against;
+    if let Some(path) = target_file {
+        let target = match crate::target::load(path) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return EXIT_USAGE;
+            }
+        };
+        volatile_keys.extend(crate::replay::volatile_names(&target.equivalence.volatile));
+        if against.is_none() {
+            against = if t.header.protocol == "acp" {
+                target.acp.map(|a| ("acp", a.command))
+            } else {
+                target.mcp.map(|m| ("mcp", m.command))
+            };
+        }
+    }
     let norm = crate::replay::Normalizer::new(volatile, volatile_keys);
     if serve {
         return crate::replay::serve(&t, norm).await;
     }
     let Some((proto, cmd)) = against else {
-        eprintln!("error: give --mcp CMD, --acp CMD or --serve");
+        eprintln!(
+            "error: the target has no {} surface: give --mcp CMD or --acp CMD",
+            t.header.protocol
+        );
         return EXIT_USAGE;
     };
     if t.header.protocol != "unknown" && t.header.protocol != proto {
@@ -792,14 +825,7 @@ async fn cmd_run(args: RunArgs) -> i32 {
         Some(dir) => match crate::snapshot::Store::new(
             dir,
             args.accept,
-            target
-                .equivalence
-                .volatile
-                .iter()
-                .filter_map(|p| p.rsplit('/').next())
-                .filter(|k| !k.is_empty())
-                .map(|k| k.replace("~1", "/").replace("~0", "~"))
-                .collect(),
+            crate::replay::volatile_names(&target.equivalence.volatile),
         ) {
             Ok(s) => Some(std::sync::Arc::new(s)),
             Err(e) => {

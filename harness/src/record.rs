@@ -88,6 +88,8 @@ pub async fn run(opts: RecordOptions) -> i32 {
     };
     let (tx, rx) = sync_channel::<Msg>(QUEUE);
     let writer = std::thread::spawn(move || write_transcript(file, header, redactor, rx));
+    // Signal handlers first: a signal that arrives while the child starts is forwarded too.
+    let signals = listen_signals();
     let mut child = match crate::peer::spawn_proxied(program, args) {
         Ok(c) => c,
         Err(e) => {
@@ -105,7 +107,7 @@ pub async fn run(opts: RecordOptions) -> i32 {
         }
     };
     let pid = child.id();
-    let forward_signals = tokio::spawn(forward_signals(pid));
+    let forward_signals = tokio::spawn(forward_signals(signals, pid));
     let mut pumps = Vec::new();
     if let Some(child_in) = child.stdin.take() {
         let tx = tx.clone();
@@ -182,19 +184,26 @@ fn open_out(path: &std::path::Path) -> std::io::Result<std::fs::File> {
         .open(path)
 }
 
-async fn forward_signals(pid: u32) {
+/// The signals the proxy forwards, registered (so their default action no longer applies).
+fn listen_signals() -> Vec<(tokio::signal::unix::Signal, i32)> {
     use tokio::signal::unix::{signal, SignalKind};
-    let kinds = [
+    [
         (SignalKind::interrupt(), libc::SIGINT),
         (SignalKind::terminate(), libc::SIGTERM),
         (SignalKind::hangup(), libc::SIGHUP),
         (SignalKind::quit(), libc::SIGQUIT),
         (SignalKind::user_defined1(), libc::SIGUSR1),
         (SignalKind::user_defined2(), libc::SIGUSR2),
-    ];
+    ]
+    .into_iter()
+    .filter_map(|(kind, num)| signal(kind).ok().map(|s| (s, num)))
+    .collect()
+}
+
+/// Forwards every signal received to the child, until aborted.
+async fn forward_signals(signals: Vec<(tokio::signal::unix::Signal, i32)>, pid: u32) {
     let mut tasks = Vec::new();
-    for (kind, num) in kinds {
-        let Ok(mut s) = signal(kind) else { continue };
+    for (mut s, num) in signals {
         tasks.push(tokio::spawn(async move {
             while s.recv().await.is_some() {
                 crate::peer::signal_pid(pid, num);
@@ -224,22 +233,46 @@ fn pump<R: Read, W: Write>(
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(_) => break,
         };
+        // Queue the copy before forwarding: the answer to a request is then never recorded
+        // before the request itself (the other direction's thread only sees it afterwards).
+        let recorded = tx
+            .send(Msg::Chunk(dir, start.elapsed(), buf[..n].to_vec()))
+            .is_ok();
         if let Some(w) = to.as_mut() {
             if w.write_all(&buf[..n]).and_then(|_| w.flush()).is_err() {
                 to = None;
             }
         }
-        if tx
-            .send(Msg::Chunk(dir, start.elapsed(), buf[..n].to_vec()))
-            .is_err()
-        {
-            // The writer has finished (the child exited): keep forwarding only.
-            let _ = std::io::copy(&mut from, &mut std::io::sink());
+        if !recorded {
+            // The writer has finished (the child exited): keep forwarding, without recording.
+            match to.as_mut() {
+                Some(w) => {
+                    let mut w = FlushEach(w);
+                    let _ = std::io::copy(&mut from, &mut w);
+                }
+                None => {
+                    let _ = std::io::copy(&mut from, &mut std::io::sink());
+                }
+            }
             break;
         }
     }
     drop(to);
     let _ = tx.send(Msg::Eof(dir, start.elapsed()));
+}
+
+/// A writer that flushes after every write (a forwarded chunk must not wait in a buffer).
+struct FlushEach<'a, W: Write>(&'a mut W);
+
+impl<W: Write> Write for FlushEach<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.0.write(buf)?;
+        self.0.flush()?;
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
 }
 
 /// For a line over the cap: its full length and the hex SHA-256 of it all.

@@ -12,6 +12,7 @@
 use crate::peer::{Peer, Recv};
 use crate::transcript::{Direction, Transcript};
 use serde_json::{json, Map, Value};
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
@@ -127,6 +128,305 @@ impl Normalizer {
     }
 }
 
+impl Normalizer {
+    /// The comparison key of a message given as its bytes: `canonical(&self.message(&v))`
+    /// for the `v` that `serde_json::from_slice` gives, or `None` when the bytes are not
+    /// JSON. Without pointers it is written in one pass over the bytes ([`Render`]), with no
+    /// parsed or normalized copy of the message built.
+    pub fn message_key_of(&self, bytes: &[u8]) -> Option<String> {
+        if !self.pointers.is_empty() {
+            let v: Value = serde_json::from_slice(bytes).ok()?;
+            return Some(canonical(&self.message(&v)));
+        }
+        let mut de = serde_json::Deserializer::from_slice(bytes);
+        let mut st = RenderState::with_capacity(2 * bytes.len());
+        self.render(&mut de, Slot::Message, &mut st).ok()?;
+        de.end().ok()?;
+        Some(into_string(st.out))
+    }
+
+    /// Renders the one value `de` reads into `st.out` (see [`Render`]).
+    fn render<'de, D: serde::Deserializer<'de>>(
+        &self,
+        de: D,
+        slot: Slot,
+        st: &mut RenderState<'de>,
+    ) -> Result<Kind, D::Error> {
+        serde::de::DeserializeSeed::deserialize(
+            Render {
+                norm: self,
+                slot,
+                st,
+            },
+            de,
+        )
+    }
+
+    /// Writes a string as [`Normalizer::value`] normalizes it, as JSON.
+    fn write_string(&self, s: &str, out: &mut Vec<u8>) {
+        if looks_like_time(s) {
+            return write_json_str("[TIME]", out);
+        }
+        if s.starts_with('{') || s.starts_with('[') {
+            let mut de = serde_json::Deserializer::from_str(s);
+            let mut st = RenderState::with_capacity(2 * s.len());
+            let kind = self
+                .render(&mut de, Slot::Other, &mut st)
+                .and_then(|k| de.end().map(|()| k));
+            if let Ok(Kind::Object | Kind::Array) = kind {
+                return write_json_str(&into_string(st.out), out);
+            }
+        }
+        if s.contains('/') {
+            let mut t = s.to_string();
+            for (p, name) in &self.prefixes {
+                if t.contains(p.as_str()) {
+                    t = replace_path_prefix(&t, p, name);
+                }
+            }
+            return write_json_str(&t, out);
+        }
+        write_json_str(s, out)
+    }
+}
+
+/// What a value being rendered is, for the members that [`Normalizer::message`] replaces.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    /// The whole message: its `id` member becomes `[ID]`.
+    Message,
+    /// The value of a `serverInfo`, `agentInfo` or `clientInfo` member: when it is an
+    /// object, its `version` member becomes `[VERSION]`.
+    Info,
+    /// Anything else.
+    Other,
+}
+
+/// The JSON type of a rendered value (before normalization), for the rules that depend on it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Object,
+    Array,
+    String,
+    Number,
+    Other,
+}
+
+/// The buffers of one [`Render`] pass: the output, a stack of the members of the objects
+/// being read (name, start and end of the rendered value in `out`), and room to reorder an
+/// object's members.
+struct RenderState<'de> {
+    out: Vec<u8>,
+    members: Vec<(Cow<'de, str>, usize, usize)>,
+    reorder: Vec<u8>,
+}
+
+impl RenderState<'_> {
+    fn with_capacity(n: usize) -> Self {
+        RenderState {
+            out: Vec::with_capacity(n),
+            members: Vec::with_capacity(16),
+            reorder: Vec::with_capacity(n),
+        }
+    }
+}
+
+/// Renders the JSON it reads as `canonical` of its normalized form ([`Normalizer::value`],
+/// plus the [`Slot`] rules of [`Normalizer::message`]) into the state's `out`. It reads with
+/// `deserialize_any`, the path a `Value` is parsed by, so it accepts exactly the JSON a
+/// `Value` accepts; an object's later member replaces an earlier one of the same name, as in
+/// a parsed object.
+struct Render<'s, 'n, 'de> {
+    norm: &'n Normalizer,
+    slot: Slot,
+    st: &'s mut RenderState<'de>,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Render<'_, '_, 'de> {
+    type Value = Kind;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Kind, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+/// An object member's name, borrowed from the input when it has no escapes.
+struct Name;
+
+impl<'de> serde::de::DeserializeSeed<'de> for Name {
+    type Value = Cow<'de, str>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Cow<'de, str>, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Name {
+    type Value = Cow<'de, str>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a member name")
+    }
+
+    fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Cow<'de, str>, E> {
+        Ok(Cow::Borrowed(s))
+    }
+
+    fn visit_str<E>(self, s: &str) -> Result<Cow<'de, str>, E> {
+        Ok(Cow::Owned(s.to_string()))
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Render<'_, '_, 'de> {
+    type Value = Kind;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, b: bool) -> Result<Kind, E> {
+        write_json(&Value::Bool(b), &mut self.st.out);
+        Ok(Kind::Other)
+    }
+
+    fn visit_i64<E>(self, n: i64) -> Result<Kind, E> {
+        write_json(&Value::from(n), &mut self.st.out);
+        Ok(Kind::Number)
+    }
+
+    fn visit_u64<E>(self, n: u64) -> Result<Kind, E> {
+        write_json(&Value::from(n), &mut self.st.out);
+        Ok(Kind::Number)
+    }
+
+    fn visit_f64<E>(self, n: f64) -> Result<Kind, E> {
+        // As a parsed `Value` holds it (a number, or null when not finite).
+        let v = Value::from(n);
+        write_json(&v, &mut self.st.out);
+        Ok(if v.is_number() {
+            Kind::Number
+        } else {
+            Kind::Other
+        })
+    }
+
+    fn visit_unit<E>(self) -> Result<Kind, E> {
+        write_json(&Value::Null, &mut self.st.out);
+        Ok(Kind::Other)
+    }
+
+    fn visit_str<E>(self, s: &str) -> Result<Kind, E> {
+        self.norm.write_string(s, &mut self.st.out);
+        Ok(Kind::String)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Kind, A::Error> {
+        let Render { norm, st, .. } = self;
+        st.out.push(b'[');
+        let mut first = true;
+        loop {
+            let mark = st.out.len();
+            if !first {
+                st.out.push(b',');
+            }
+            let element = Render {
+                norm,
+                slot: Slot::Other,
+                st: &mut *st,
+            };
+            if seq.next_element_seed(element)?.is_none() {
+                st.out.truncate(mark);
+                break;
+            }
+            first = false;
+        }
+        st.out.push(b']');
+        Ok(Kind::Array)
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Kind, A::Error> {
+        let Render { norm, slot, st } = self;
+        let start = st.out.len();
+        let base = st.members.len();
+        while let Some(name) = map.next_key_seed(Name)? {
+            let info = matches!(&*name, "serverInfo" | "agentInfo" | "clientInfo");
+            let at = st.out.len();
+            let kind = map.next_value_seed(Render {
+                norm,
+                slot: if info { Slot::Info } else { Slot::Other },
+                st: &mut *st,
+            })?;
+            let placeholder = match (slot, &*name, kind) {
+                (Slot::Message, "id", _) => Some("[ID]"),
+                (Slot::Info, "version", _) => Some("[VERSION]"),
+                _ if info && kind == Kind::Object => None,
+                _ if norm.keys.iter().any(|n| *n == *name) => Some("[VOLATILE]"),
+                (_, "sessionId", Kind::String) => Some("[SESSION]"),
+                (_, "pid" | "processId", Kind::Number) => Some("[PID]"),
+                _ => None,
+            };
+            if let Some(p) = placeholder {
+                st.out.truncate(at);
+                write_json_str(p, &mut st.out);
+            }
+            let end = st.out.len();
+            st.members.push((name, at, end));
+        }
+        // Sorted by name; of equal names (stable sort: in input order) the last one counts.
+        let RenderState {
+            out,
+            members,
+            reorder,
+        } = st;
+        let these = &mut members[base..];
+        these.sort_by(|a, b| a.0.cmp(&b.0));
+        reorder.clear();
+        reorder.push(b'{');
+        for (i, (name, a, b)) in these.iter().enumerate() {
+            if these.get(i + 1).is_some_and(|next| next.0 == *name) {
+                continue;
+            }
+            if reorder.len() > 1 {
+                reorder.push(b',');
+            }
+            write_json_str(name, reorder);
+            reorder.push(b':');
+            reorder.extend_from_slice(&out[*a..*b]);
+        }
+        reorder.push(b'}');
+        members.truncate(base);
+        out.truncate(start);
+        out.extend_from_slice(reorder);
+        Ok(Kind::Object)
+    }
+}
+
+/// Appends a string as JSON (quoted and escaped as `Value::to_string` does).
+fn write_json_str(s: &str, out: &mut Vec<u8>) {
+    let _ = serde_json::to_writer(&mut *out, s);
+}
+
+/// Appends a value as compact JSON (as `Value::to_string` does).
+fn write_json(v: &Value, out: &mut Vec<u8>) {
+    let _ = serde_json::to_writer(&mut *out, v);
+}
+
+/// The text written by the JSON writers (always UTF-8).
+fn into_string(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// The member names at the end of outcome pointers (`/value/since_ms` → `since_ms`), the way a
+/// target's volatile outcome pointers become volatile keys for whole messages.
+pub fn volatile_names(pointers: &[String]) -> Vec<String> {
+    pointers
+        .iter()
+        .filter_map(|p| p.rsplit('/').next())
+        .filter(|k| !k.is_empty())
+        .map(|k| k.replace("~1", "/").replace("~0", "~"))
+        .collect()
+}
+
 /// Replaces `prefix` (a directory) where it starts a path: followed by `/`, the end, or a
 /// character that cannot continue a file name component here (quote, space).
 fn replace_path_prefix(s: &str, prefix: &str, name: &str) -> String {
@@ -174,40 +474,38 @@ fn looks_like_time(s: &str) -> bool {
 
 /// Compact JSON with object keys sorted (the comparison key).
 pub fn canonical(v: &Value) -> String {
-    let mut s = String::new();
-    write_canonical(v, &mut s);
-    s
+    let mut out = Vec::with_capacity(64);
+    write_canonical(v, &mut out);
+    into_string(out)
 }
 
-fn write_canonical(v: &Value, out: &mut String) {
+fn write_canonical(v: &Value, out: &mut Vec<u8>) {
     match v {
         Value::Object(o) => {
-            let mut keys: Vec<&String> = o.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, k) in keys.iter().enumerate() {
+            let mut members: Vec<(&String, &Value)> = o.iter().collect();
+            members.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            out.push(b'{');
+            for (i, (k, x)) in members.into_iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
-                out.push_str(&Value::String((*k).clone()).to_string());
-                out.push(':');
-                if let Some(x) = o.get(*k) {
-                    write_canonical(x, out);
-                }
+                write_json_str(k, out);
+                out.push(b':');
+                write_canonical(x, out);
             }
-            out.push('}');
+            out.push(b'}');
         }
         Value::Array(a) => {
-            out.push('[');
+            out.push(b'[');
             for (i, x) in a.iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
                 write_canonical(x, out);
             }
-            out.push(']');
+            out.push(b']');
         }
-        other => out.push_str(&other.to_string()),
+        other => write_json(other, out),
     }
 }
 
@@ -307,98 +605,378 @@ pub struct Difference {
     pub diff: String,
 }
 
+/// One side of a comparison. Messages are kept as their bytes: each is parsed once to sort
+/// it (and, for notifications, to compute its key), and parsed again only to report or to
+/// compare responses whose bytes differ ([`reparse`]).
 #[derive(Default)]
-struct Side {
+struct Side<'a> {
     /// c2s requests in order: (id key, method).
-    requests: Vec<(String, String, usize)>,
-    /// s2c responses by id key: (value, line); later duplicates go to `extra`.
-    responses: HashMap<String, (Value, usize)>,
-    extra_responses: Vec<(Value, usize)>,
-    /// s2c notifications and server requests: canonical normalized text → (value, line) list.
-    notes: Vec<(String, String, Value, usize)>,
+    requests: Vec<(IdKey, Method, usize)>,
+    /// s2c responses by id key: (bytes, line); later duplicates go to `extra`.
+    responses: HashMap<IdKey, (&'a [u8], usize)>,
+    extra_responses: Vec<(&'a [u8], usize)>,
+    /// s2c notifications and server requests: (canonical normalized text, method, bytes,
+    /// line).
+    notes: Vec<(String, Method, &'a [u8], usize)>,
     /// s2c lines that are not JSON-RPC objects.
-    raw: Vec<(Vec<u8>, usize)>,
+    raw: Vec<(&'a [u8], usize)>,
 }
 
 fn id_key(v: &Value) -> String {
     canonical(v)
 }
 
-fn side(msgs: &[Exchange], norm: &Normalizer) -> Side {
-    let mut s = Side::default();
-    for m in msgs {
-        let v: Option<Value> = serde_json::from_slice(&m.bytes).ok();
-        let Some(Value::Object(o)) = v else {
-            if m.dir == Direction::S2c {
-                s.raw.push((m.bytes.clone(), m.line));
+/// A method name, shared by the messages that have it.
+type Method = std::sync::Arc<str>;
+
+/// An id's comparison key: its canonical text ([`id_key`]), held without allocating for an
+/// integer (whose text never equals that of a float, string or other value, so the keys are
+/// equal exactly when the texts are).
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum IdKey {
+    Unsigned(u64),
+    Negative(i64),
+    Text(String),
+}
+
+impl IdKey {
+    fn of(v: &Value) -> IdKey {
+        match (v.as_u64(), v.as_i64()) {
+            (Some(n), _) => IdKey::Unsigned(n),
+            (None, Some(n)) => IdKey::Negative(n),
+            (None, None) => IdKey::Text(canonical(v)),
+        }
+    }
+}
+
+impl std::fmt::Display for IdKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            IdKey::Unsigned(n) => write!(f, "{n}"),
+            IdKey::Negative(n) => write!(f, "{n}"),
+            IdKey::Text(s) => f.write_str(s),
+        }
+    }
+}
+
+/// A message [`side`] kept as a JSON object, parsed again (the same value as the first time).
+fn reparse(bytes: &[u8]) -> Value {
+    serde_json::from_slice(bytes).unwrap_or(Value::Null)
+}
+
+/// What [`side`] needs of a message to sort it: whether it is a JSON object, and then its
+/// `method` and `id` members (the last of each, as a parsed object keeps them). Reading it
+/// walks the whole text with `deserialize_any`, the path `serde_json::from_slice::<Value>`
+/// takes, so it accepts exactly the texts that parse as a `Value` (strings, escapes, numbers,
+/// nesting are checked the same way), without building the message.
+enum Scan {
+    Object {
+        method: Option<Value>,
+        id: Option<Value>,
+    },
+    Other,
+}
+
+impl<'de> serde::Deserialize<'de> for Scan {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Scan, D::Error> {
+        d.deserialize_any(ScanVisitor)
+    }
+}
+
+struct ScanVisitor;
+
+impl<'de> serde::de::Visitor<'de> for ScanVisitor {
+    type Value = Scan;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Scan, A::Error> {
+        let (mut method, mut id) = (None, None);
+        while let Some(key) = map.next_key::<Member>()? {
+            match key {
+                Member::Method => method = Some(map.next_value::<Value>()?),
+                Member::Id => id = Some(map.next_value::<Value>()?),
+                Member::Other => map.next_value::<Walk>().map(drop)?,
             }
-            continue;
+        }
+        Ok(Scan::Object { method, id })
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<Scan, A::Error> {
+        WalkVisitor.visit_seq(seq).map(|()| Scan::Other)
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Scan, E> {
+        Ok(Scan::Other)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Scan, E> {
+        Ok(Scan::Other)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Scan, E> {
+        Ok(Scan::Other)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Scan, E> {
+        Ok(Scan::Other)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<Scan, E> {
+        Ok(Scan::Other)
+    }
+
+    fn visit_unit<E>(self) -> Result<Scan, E> {
+        Ok(Scan::Other)
+    }
+}
+
+/// A member name of a message, as far as [`Scan`] cares.
+enum Member {
+    Method,
+    Id,
+    Other,
+}
+
+impl<'de> serde::Deserialize<'de> for Member {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Member, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Member;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_str<E>(self, s: &str) -> Result<Member, E> {
+                Ok(match s {
+                    "method" => Member::Method,
+                    "id" => Member::Id,
+                    _ => Member::Other,
+                })
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Any JSON value, walked with `deserialize_any` (checked as a `Value` is) and not kept.
+struct Walk;
+
+impl<'de> serde::Deserialize<'de> for Walk {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Walk, D::Error> {
+        d.deserialize_any(WalkVisitor).map(|()| Walk)
+    }
+}
+
+struct WalkVisitor;
+
+impl<'de> serde::de::Visitor<'de> for WalkVisitor {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while map.next_key::<Walk>()?.is_some() {
+            map.next_value::<Walk>()?;
+        }
+        Ok(())
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element::<Walk>()?.is_some() {}
+        Ok(())
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+}
+
+/// How [`side`] sorts a message: a function of its direction and bytes alone.
+#[derive(Clone)]
+enum Class {
+    /// A c2s request: its id key and method.
+    Request(IdKey, Method),
+    /// An s2c response: its id key.
+    Response(IdKey),
+    /// An s2c notification or server request: its key (canonical normalized text) and
+    /// method.
+    Note(String, Method),
+    /// An s2c line that is not a JSON-RPC object.
+    Raw,
+    /// Anything else (a c2s notification or response, a c2s line that is not JSON).
+    Ignored,
+}
+
+fn classify(
+    m: &Exchange,
+    norm: &Normalizer,
+    methods: &mut std::collections::HashSet<Method>,
+) -> Class {
+    let Ok(Scan::Object { method, id }) = serde_json::from_slice::<Scan>(&m.bytes) else {
+        return match m.dir {
+            Direction::S2c => Class::Raw,
+            _ => Class::Ignored,
         };
-        let method = o.get("method").and_then(Value::as_str).map(str::to_string);
-        let id = o.get("id").cloned();
-        match (m.dir, method, id) {
-            (Direction::C2s, Some(method), Some(id)) => {
-                s.requests.push((id_key(&id), method, m.line))
+    };
+    let method = match method {
+        Some(Value::String(method)) => Some(match methods.get(method.as_str()) {
+            Some(m) => m.clone(),
+            None => {
+                let m: Method = method.into();
+                methods.insert(m.clone());
+                m
             }
-            (Direction::S2c, None, Some(id)) => {
-                let key = id_key(&id);
-                let v = Value::Object(o);
-                match s.responses.entry(key) {
-                    std::collections::hash_map::Entry::Occupied(_) => {
-                        s.extra_responses.push((v, m.line))
-                    }
-                    std::collections::hash_map::Entry::Vacant(e) => {
-                        e.insert((v, m.line));
-                    }
+        }),
+        _ => None,
+    };
+    let id = id.as_ref().map(IdKey::of);
+    match (m.dir, method, id) {
+        (Direction::C2s, Some(method), Some(key)) => Class::Request(key, method),
+        (Direction::S2c, None, Some(key)) => Class::Response(key),
+        (Direction::S2c, Some(method), _) => {
+            Class::Note(norm.message_key_of(&m.bytes).unwrap_or_default(), method)
+        }
+        (Direction::S2c, None, None) => Class::Raw,
+        _ => Class::Ignored,
+    }
+}
+
+/// Both sides of a comparison. A live message with the direction and bytes of the recorded
+/// message at the same position (most of them, when the target answers as recorded) takes
+/// that message's class instead of being read again.
+fn sides<'a>(
+    recorded: &'a [Exchange],
+    live: &'a [Exchange],
+    norm: &Normalizer,
+) -> (Side<'a>, Side<'a>) {
+    let mut methods = std::collections::HashSet::new();
+    let rec: Vec<Class> = recorded
+        .iter()
+        .map(|m| classify(m, norm, &mut methods))
+        .collect();
+    let liv: Vec<Class> = live
+        .iter()
+        .enumerate()
+        .map(|(i, m)| match (recorded.get(i), rec.get(i)) {
+            (Some(r), Some(class)) if r.dir == m.dir && r.bytes == m.bytes => class.clone(),
+            _ => classify(m, norm, &mut methods),
+        })
+        .collect();
+    (side(recorded, rec), side(live, liv))
+}
+
+fn side(msgs: &[Exchange], classes: Vec<Class>) -> Side<'_> {
+    let mut s = Side {
+        requests: Vec::with_capacity(msgs.len() / 2),
+        responses: HashMap::with_capacity(msgs.len() / 2),
+        ..Side::default()
+    };
+    for (m, class) in msgs.iter().zip(classes) {
+        match class {
+            Class::Request(key, method) => s.requests.push((key, method, m.line)),
+            Class::Response(key) => match s.responses.entry(key) {
+                std::collections::hash_map::Entry::Occupied(_) => {
+                    s.extra_responses.push((&m.bytes, m.line))
                 }
-            }
-            (Direction::S2c, Some(method), _) => {
-                let v = norm.message(&Value::Object(o));
-                s.notes.push((canonical(&v), method, v, m.line));
-            }
-            (Direction::S2c, None, None) => s.raw.push((m.bytes.clone(), m.line)),
-            _ => {}
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert((&m.bytes, m.line));
+                }
+            },
+            Class::Note(key, method) => s.notes.push((key, method, &m.bytes, m.line)),
+            Class::Raw => s.raw.push((&m.bytes, m.line)),
+            Class::Ignored => {}
         }
     }
     s
 }
 
+/// Response pairs: (id key, method, the recorded response and its line, the live response).
+type Paired<'p, 'a> = (
+    &'p IdKey,
+    &'p Method,
+    Option<(&'a [u8], usize)>,
+    Option<&'a [u8]>,
+);
+
+/// Whether each pair's responses differ once normalized. The same bytes are the same message
+/// (and so normalize the same); other pairs are compared by [`Normalizer::message_key_of`].
+fn responses_differ(paired: &[Paired<'_, '_>], norm: &Normalizer) -> Vec<bool> {
+    paired
+        .iter()
+        .map(|(_, _, r, l)| match (r, l) {
+            (Some((rb, _)), Some(lb)) => {
+                rb != lb && norm.message_key_of(rb) != norm.message_key_of(lb)
+            }
+            _ => false,
+        })
+        .collect()
+}
+
 /// Compares a recorded session with a live one (see the module documentation). Returns the
 /// differences in recorded order (responses first, then notifications and other lines).
 pub fn compare(recorded: &[Exchange], live: &[Exchange], norm: &Normalizer) -> Vec<Difference> {
-    let rec = side(recorded, norm);
-    let mut liv = side(live, norm);
+    let (rec, mut liv) = sides(recorded, live, norm);
+    // Each recorded request with its recorded and live responses, in order.
+    let paired: Vec<_> = rec
+        .requests
+        .iter()
+        .map(|(key, method, _)| {
+            let l = liv.responses.remove(key).map(|(b, _)| b);
+            (key, method, rec.responses.get(key).copied(), l)
+        })
+        .collect();
+    let differs = responses_differ(&paired, norm);
     let mut out = Vec::new();
-    for (key, method, line) in &rec.requests {
-        let r = rec.responses.get(key);
-        let l = liv.responses.remove(key);
+    for ((key, method, r, l), differs) in paired.iter().zip(differs) {
         match (r, l) {
-            (Some((rv, rline)), Some((lv, _))) => {
-                let a = norm.message(rv);
-                let b = norm.message(&lv);
-                if canonical(&a) != canonical(&b) {
+            (Some((rbytes, rline)), Some(lbytes)) => {
+                if differs {
+                    let (rv, lv) = (reparse(rbytes), reparse(lbytes));
                     out.push(Difference {
                         what: format!("response to {method} (id {key})"),
                         line: *rline,
-                        diff: diff_values(&a, &b),
+                        diff: diff_values(&norm.message(&rv), &norm.message(&lv)),
                     });
                 }
             }
-            (Some((rv, rline)), None) => out.push(Difference {
+            (Some((rbytes, rline)), None) => out.push(Difference {
                 what: format!("no response to {method} (id {key}) from the target"),
                 line: *rline,
-                diff: format!("recorded: {}", canonical(rv)),
+                diff: format!("recorded: {}", canonical(&reparse(rbytes))),
             }),
-            (None, _) => {
-                let _ = line; // the recording ended before this request was answered
-            }
+            // The recording ended before this request was answered.
+            (None, _) => {}
         }
     }
-    for (lv, _) in liv.responses.into_values().chain(liv.extra_responses) {
+    for (lbytes, _) in liv.responses.into_values().chain(liv.extra_responses) {
         out.push(Difference {
             what: "a response the recording does not have".into(),
             line: 0,
-            diff: format!("live: {}", canonical(&lv)),
+            diff: format!("live: {}", canonical(&reparse(lbytes))),
         });
     }
     // Notifications and server requests: multisets of canonical normalized text.
@@ -411,11 +989,11 @@ pub fn compare(recorded: &[Exchange], live: &[Exchange], norm: &Normalizer) -> V
     for (k, method, v, line) in &rec.notes {
         match live_left.get_mut(k.as_str()).and_then(|v| v.pop()) {
             Some(i) => used[i] = true,
-            None => missing.push((method, v, *line)),
+            None => missing.push((k, method, v, *line)),
         }
     }
     let mut unexpected: Vec<usize> = (0..liv.notes.len()).filter(|i| !used[*i]).collect();
-    for (method, v, line) in missing {
+    for (k, method, v, line) in missing {
         // Pair with an unexpected live message of the same method, for a readable diff.
         let pair = unexpected.iter().position(|i| liv.notes[*i].1 == *method);
         match pair {
@@ -424,13 +1002,17 @@ pub fn compare(recorded: &[Exchange], live: &[Exchange], norm: &Normalizer) -> V
                 out.push(Difference {
                     what: format!("{method} differs"),
                     line,
-                    diff: diff_values(v, &liv.notes[i].2),
+                    diff: diff_values(
+                        &norm.message(&reparse(v)),
+                        &norm.message(&reparse(liv.notes[i].2)),
+                    ),
                 });
             }
             None => out.push(Difference {
                 what: format!("missing {method} (the target did not send it)"),
                 line,
-                diff: format!("recorded: {}", canonical(v)),
+                // The key is the canonical text of the normalized message.
+                diff: format!("recorded: {k}"),
             }),
         }
     }
@@ -443,10 +1025,10 @@ pub fn compare(recorded: &[Exchange], live: &[Exchange], norm: &Normalizer) -> V
     }
     let mut live_raw: HashMap<&[u8], usize> = HashMap::new();
     for (b, _) in &liv.raw {
-        *live_raw.entry(b.as_slice()).or_default() += 1;
+        *live_raw.entry(*b).or_default() += 1;
     }
     for (b, line) in &rec.raw {
-        match live_raw.get_mut(b.as_slice()) {
+        match live_raw.get_mut(*b) {
             Some(n) if *n > 0 => *n -= 1,
             _ => out.push(Difference {
                 what: "missing non-JSON stdout line".into(),
@@ -479,8 +1061,10 @@ pub struct Driven {
     pub notes: Vec<String>,
 }
 
-/// Sends a transcript's client messages to a live peer in order: each request waits for its
-/// response (until `timeout` per message); a recorded client response to a server request is
+/// Sends a transcript's client messages to a live peer in order. Before each one it waits (until
+/// `timeout` per message) for the live responses to the requests whose responses the recorded
+/// client had received by then, so a pipelined recording stays pipelined and a request answered
+/// only after a server request does not deadlock; a recorded client response to a server request is
 /// sent with the id of the matching live server request (matched by method, in order). When
 /// the messages are done, waits (up to `timeout`) until the live side has sent as many
 /// notifications and server requests as the recording, then closes stdin.
@@ -488,9 +1072,7 @@ pub async fn drive(t: &Transcript, peer: &mut Peer, timeout: Duration) -> Driven
     let mut d = Driven::default();
     // Recorded server requests, in order, by id key → (ordinal, method).
     let mut rec_server_req: HashMap<String, (usize, String)> = HashMap::new();
-    let mut rec_responses: std::collections::HashSet<String> = Default::default();
     let mut rec_notes = 0usize;
-    let mut n = 0;
     for (_, e) in &t.events {
         if e.dir != Direction::S2c {
             continue;
@@ -500,60 +1082,55 @@ pub async fn drive(t: &Transcript, peer: &mut Peer, timeout: Duration) -> Driven
         };
         match (o.get("method").and_then(Value::as_str), o.get("id")) {
             (Some(m), Some(id)) => {
+                let n = rec_server_req.len();
                 rec_server_req.insert(id_key(id), (n, m.to_string()));
-                n += 1;
                 rec_notes += 1;
             }
             (Some(_), None) => rec_notes += 1,
-            (None, Some(id)) => {
-                rec_responses.insert(id_key(id));
-            }
             _ => {}
         }
     }
     let mut live = LiveState::default();
-    for (_, e) in &t.events {
-        if e.dir != Direction::C2s {
-            continue;
+    // Responses the recorded client had seen before its next message: awaited before sending it.
+    let mut seen_before_next: Vec<String> = Vec::new();
+    for (line, e) in &t.events {
+        match e.dir {
+            Direction::S2c => {
+                if let Ok(Value::Object(o)) = serde_json::from_slice::<Value>(&e.bytes) {
+                    if let (None, Some(id)) = (o.get("method"), o.get("id")) {
+                        seen_before_next.push(id_key(id));
+                    }
+                }
+                continue;
+            }
+            Direction::C2s => {}
+            _ => continue,
         }
-        let parsed: Option<Map<String, Value>> = match serde_json::from_slice(&e.bytes) {
-            Ok(Value::Object(o)) => Some(o),
-            _ => None,
-        };
+        await_responses(&mut live, peer, &mut seen_before_next, timeout, &mut d).await;
         let mut bytes = e.bytes.clone();
-        let mut wait_for: Option<String> = None;
-        if let Some(mut o) = parsed {
-            let method = o.get("method").and_then(Value::as_str).map(str::to_string);
-            let id = o.get("id").cloned();
-            match (method, id) {
-                (None, Some(id)) => {
-                    // A response to a server request: use the live request's id.
-                    if let Some((ordinal, m)) = rec_server_req.get(&id_key(&id)) {
-                        let deadline = Instant::now() + timeout;
-                        while live.server_requests.len() <= *ordinal {
-                            if !live.step(peer, deadline).await {
-                                break;
-                            }
-                        }
-                        match live.server_requests.get(*ordinal) {
-                            Some(live_id) => {
-                                o.insert("id".into(), live_id.clone());
-                                bytes = serde_json::to_vec(&Value::Object(o)).unwrap_or(bytes);
-                            }
-                            None => d.notes.push(format!(
-                                "the target never sent the {m} request answered at transcript line {}; sent the recorded answer as is",
-                                t.events.iter().find(|(_, x)| x.seq == e.seq).map(|(l, _)| *l).unwrap_or(0)
-                            )),
-                        }
+        if let Ok(Value::Object(mut o)) = serde_json::from_slice::<Value>(&e.bytes) {
+            let is_response = o.get("method").is_none();
+            let rec = o
+                .get("id")
+                .filter(|_| is_response)
+                .and_then(|id| rec_server_req.get(&id_key(id)));
+            if let Some((ordinal, m)) = rec {
+                // A response to a server request: it goes out with the live request's id.
+                let deadline = Instant::now() + timeout;
+                while live.server_requests.len() <= *ordinal {
+                    if !live.step(peer, deadline).await {
+                        break;
                     }
                 }
-                (Some(_), Some(id)) => {
-                    let key = id_key(&id);
-                    if rec_responses.contains(&key) {
-                        wait_for = Some(key);
+                match live.server_requests.get(*ordinal) {
+                    Some(live_id) => {
+                        o.insert("id".into(), live_id.clone());
+                        bytes = serde_json::to_vec(&Value::Object(o)).unwrap_or(bytes);
                     }
+                    None => d.notes.push(format!(
+                        "the target never sent the {m} request answered at transcript line {line}; sent the recorded answer as is"
+                    )),
                 }
-                _ => {}
             }
         }
         if !e.partial {
@@ -565,18 +1142,8 @@ pub async fn drive(t: &Transcript, peer: &mut Peer, timeout: Duration) -> Driven
             break;
         }
         d.sent += 1;
-        if let Some(key) = wait_for {
-            let deadline = Instant::now() + timeout;
-            while !live.answered.contains(&key) {
-                if !live.step(peer, deadline).await {
-                    break;
-                }
-            }
-            if live.answered.contains(&key) {
-                d.answered += 1;
-            }
-        }
     }
+    await_responses(&mut live, peer, &mut seen_before_next, timeout, &mut d).await;
     // Trailing notifications.
     let deadline = Instant::now() + timeout;
     while live.notes < rec_notes {
@@ -589,6 +1156,28 @@ pub async fn drive(t: &Transcript, peer: &mut Peer, timeout: Duration) -> Driven
             .push("the target closed stdout before the replay ended".into());
     }
     d
+}
+
+/// Waits (up to `timeout` each) for the live responses to the listed request ids; counts those
+/// that came in `d.answered`, and empties the list.
+async fn await_responses(
+    live: &mut LiveState,
+    peer: &mut Peer,
+    keys: &mut Vec<String>,
+    timeout: Duration,
+    d: &mut Driven,
+) {
+    for key in keys.drain(..) {
+        let deadline = Instant::now() + timeout;
+        while !live.answered.contains(&key) && !live.eof {
+            if !live.step(peer, deadline).await {
+                break;
+            }
+        }
+        if live.answered.contains(&key) {
+            d.answered += 1;
+        }
+    }
 }
 
 #[derive(Default)]
@@ -846,6 +1435,234 @@ mod tests {
         );
     }
 
+    /// The canonical text as written before the direct writer (the reference it must match).
+    fn canonical_by_value(v: &Value) -> String {
+        match v {
+            Value::Object(o) => {
+                let mut keys: Vec<&String> = o.keys().collect();
+                keys.sort();
+                let members: Vec<String> = keys
+                    .iter()
+                    .map(|k| {
+                        format!(
+                            "{}:{}",
+                            Value::String((*k).clone()),
+                            canonical_by_value(&o[k.as_str()])
+                        )
+                    })
+                    .collect();
+                format!("{{{}}}", members.join(","))
+            }
+            Value::Array(a) => {
+                let items: Vec<String> = a.iter().map(canonical_by_value).collect();
+                format!("[{}]", items.join(","))
+            }
+            other => other.to_string(),
+        }
+    }
+
+    #[test]
+    fn message_key_is_the_canonical_normalized_message() {
+        let tmp = std::env::temp_dir().display().to_string();
+        let tmp = tmp.trim_end_matches('/').to_string();
+        let values = vec![
+            json!({"id": 7, "jsonrpc": "2.0", "result": {"b": 1, "a": [1, "x/y",
+                {"z": null, "sessionId": "s", "pid": 3, "id": 4}],
+                "serverInfo": {"version": "1", "name": "n", "serverInfo": {"version": 2}},
+                "agentInfo": "not an object", "version": "top-level version stays",
+                "t": "2026-11-30T14:23:28Z", "k": {"deep": 1},
+                "txt": "{\"k\":1,\"id\":5,\"b\":[\"2026-11-30T14:23:28Z\"]}",
+                "arr": "[1, {\"serverInfo\":{\"version\":\"x\"}}]", "notjson": "{oops",
+                "p": format!("{tmp}/a \"{tmp}\" {tmp}x"),
+                "esc": "quote \" back \\ nl \n uni \u{1F600} ctl \u{1}",
+                "n": -1.5e300, "big": u64::MAX, "neg": -3, "processId": "str", "t2": true}}),
+            json!([{"id": 1}, "x", {"serverInfo": {"version": 1}}]),
+            json!("{\"id\":3}"),
+            json!({"method": "m", "params": {"id": 9, "k": 2, "since_ms": 5}}),
+            json!({"clientInfo": {"name": "c"}, "pid": 1, "processId": 2.5, "id": null}),
+            json!({}),
+            json!(null),
+            json!(3),
+        ];
+        let key_sets = [
+            Vec::new(),
+            vec!["k".to_string(), "serverInfo".to_string(), "id".to_string()],
+            vec!["version".to_string(), "since_ms".to_string()],
+        ];
+        // Texts a `Value` reads differently from how it writes them: repeated members (the
+        // last counts), escapes, exponents, whitespace; and texts that are not JSON.
+        let texts = [
+            r#"{"id":1,"id":2,"result":{"b":1,"b":{"serverInfo":{"version":1,"version":2}}}}"#,
+            r#" {"id" : "x", "params": {"k\u0041": "\u00e9\ud83d\ude00", "n": 1E2, "m": -0}} "#,
+            r#"{"method":"m","params":{"t":"2026-11-30T14:23:28+01:00","x":[ ]}}"#,
+            r#"{"a":"\ud800"}"#,
+            r#"{"a":1e400}"#,
+            r#"{"a":1} x"#,
+            "[1,2]",
+            "\"{\\\"id\\\":1}\"",
+            "",
+        ];
+        for keys in key_sets {
+            for pointers in [Vec::new(), vec!["/result/b".to_string()]] {
+                let n = Normalizer::new(pointers, keys.clone());
+                let by_value = |bytes: &[u8]| {
+                    serde_json::from_slice::<Value>(bytes)
+                        .ok()
+                        .map(|v| canonical_by_value(&n.message(&v)))
+                };
+                for v in &values {
+                    let reference = canonical_by_value(&n.message(v));
+                    assert_eq!(canonical(&n.message(v)), reference, "{v}");
+                    let text = v.to_string();
+                    assert_eq!(by_value(text.as_bytes()), Some(reference), "{v}");
+                    assert_eq!(
+                        n.message_key_of(text.as_bytes()),
+                        by_value(text.as_bytes()),
+                        "{v} {keys:?}"
+                    );
+                }
+                for t in texts {
+                    assert_eq!(
+                        n.message_key_of(t.as_bytes()),
+                        by_value(t.as_bytes()),
+                        "{t}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// How the reading before [`Scan`] sorted a message: by a parsed `Value`.
+    fn class_by_value(dir: Direction, bytes: &[u8]) -> String {
+        let Ok(Value::Object(o)) = serde_json::from_slice::<Value>(bytes) else {
+            return (if dir == Direction::S2c {
+                "raw"
+            } else {
+                "ignored"
+            })
+            .into();
+        };
+        let method = o.get("method").and_then(Value::as_str);
+        match (dir, method, o.get("id")) {
+            (Direction::C2s, Some(m), Some(id)) => format!("request {} {m}", canonical(id)),
+            (Direction::S2c, None, Some(id)) => format!("response {}", canonical(id)),
+            (Direction::S2c, Some(m), _) => format!("note {m}"),
+            (Direction::S2c, None, None) => "raw".into(),
+            _ => "ignored".into(),
+        }
+    }
+
+    #[test]
+    fn scan_sorts_messages_as_a_parsed_value_does() {
+        let deep = |n: usize| {
+            format!(
+                "{{\"method\":\"m\",\"p\":{}{}}}",
+                "[".repeat(n),
+                "]".repeat(n)
+            )
+        };
+        let texts: Vec<Vec<u8>> = [
+            r#"{"jsonrpc":"2.0","id":1,"method":"a"}"#,
+            r#"{"id":1,"id":"x","method":3,"method":"m"}"#,
+            r#"{"method":"m","method":3,"id":1}"#,
+            r#"{"id":null,"result":{}}"#,
+            r#"{"id":[1,{"b":2,"a":1}],"result":{}}"#,
+            r#"{"id":1.0,"result":[]}"#,
+            r#"{"id":-0,"result":[]}"#,
+            r#"{"id":-7,"result":[]}"#,
+            r#"{"id":18446744073709551615,"result":1}"#,
+            r#"{"id":-9223372036854775808,"result":1}"#,
+            r#"{"id":1e2,"result":1}"#,
+            r#"{"method":"n","params":{"x":"\ud800"}}"#,
+            r#"{"method":"n","params":{"x":"\ud83d\ude00"}}"#,
+            r#"{"method":"n","params":1e400}"#,
+            r#"{"method":"n","params":1e-400}"#,
+            r#"{"meth\u006fd":"n"}"#,
+            r#"{"method":"n","params":"\u0001"}"#,
+            r#"{"a":tru}"#,
+            r#"{"a":1} x"#,
+            r#"{"a":1}  "#,
+            "[1,2]",
+            "\"str\"",
+            "42",
+            "null",
+            "",
+            "banner text",
+        ]
+        .iter()
+        .map(|t| t.as_bytes().to_vec())
+        .chain([
+            b"{\"method\":\"n\",\"p\":\"\x01\"}".to_vec(),
+            b"{\"method\":\"n\",\"p\":\"\xff\"}".to_vec(),
+            deep(126).into_bytes(),
+            deep(127).into_bytes(),
+            deep(200).into_bytes(),
+        ])
+        .collect();
+        let norm = Normalizer::new(Vec::new(), Vec::new());
+        let mut methods = std::collections::HashSet::new();
+        for t in &texts {
+            for dir in [Direction::C2s, Direction::S2c] {
+                let m = Exchange {
+                    dir,
+                    bytes: t.clone(),
+                    line: 1,
+                };
+                let scanned = match classify(&m, &norm, &mut methods) {
+                    Class::Request(id, method) => format!("request {id} {method}"),
+                    Class::Response(id) => format!("response {id}"),
+                    Class::Note(key, method) => {
+                        let v: Value = serde_json::from_slice(t).unwrap();
+                        assert_eq!(key, canonical(&norm.message(&v)));
+                        format!("note {method}")
+                    }
+                    Class::Raw => "raw".into(),
+                    Class::Ignored => "ignored".into(),
+                };
+                assert_eq!(
+                    scanned,
+                    class_by_value(dir, t),
+                    "{}",
+                    String::from_utf8_lossy(t)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn id_keys_are_equal_exactly_when_canonical_texts_are() {
+        let ids: Vec<Value> = [
+            "0",
+            "1",
+            "-1",
+            "1.0",
+            "-0",
+            "-0.0",
+            "1e2",
+            "100",
+            "\"1\"",
+            "null",
+            "true",
+            "[1]",
+            "{\"a\":1}",
+            "18446744073709551615",
+            "-9223372036854775808",
+        ]
+        .iter()
+        .map(|t| serde_json::from_str(t).unwrap())
+        .collect();
+        for a in &ids {
+            assert_eq!(IdKey::of(a).to_string(), canonical(a));
+            for b in &ids {
+                assert_eq!(
+                    IdKey::of(a) == IdKey::of(b),
+                    canonical(a) == canonical(b),
+                    "{a} {b}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn compare_pairs_responses_and_ignores_notification_order() {
         let n = Normalizer::new(Vec::new(), Vec::new());
@@ -877,6 +1694,62 @@ mod tests {
         live.push(ex(Direction::S2c, "banner"));
         let d = compare(&rec, &live, &n);
         assert_eq!(d.len(), 3, "{d:?}");
+    }
+
+    /// A server that asks the client for roots (with its own id) before answering a call, and
+    /// answers only once the client's response carries that id.
+    async fn roots_server(io: tokio::io::DuplexStream) {
+        use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+        let (r, mut w) = tokio::io::split(io);
+        let mut lines = tokio::io::BufReader::new(r).lines();
+        let mut pending_call = None;
+        while let Ok(Some(l)) = lines.next_line().await {
+            let v: Value = serde_json::from_str(&l).unwrap();
+            if v["method"] == "tools/call" {
+                pending_call = Some(v["id"].clone());
+                w.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":\"live-7\",\"method\":\"roots/list\"}\n")
+                    .await
+                    .unwrap();
+            } else if v["id"] == "live-7" {
+                let id = pending_call.take().unwrap();
+                let out =
+                    json!({"jsonrpc": "2.0", "id": id, "result": {"roots": v["result"]["roots"]}});
+                w.write_all(format!("{out}\n").as_bytes()).await.unwrap();
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn drive_answers_server_requests_with_the_live_id() {
+        let ev = |seq: u64, dir: &str, raw: Value| json!({"seq": seq, "t_ms": 0, "dir": dir, "raw": raw.to_string()});
+        let text = [
+            json!({"format": crate::transcript::FORMAT, "parity": "0", "protocol": "mcp", "transport": "stdio"}),
+            ev(1, "c2s", json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}})),
+            ev(2, "s2c", json!({"jsonrpc":"2.0","id":"r-1","method":"roots/list"})),
+            ev(3, "c2s", json!({"jsonrpc":"2.0","id":"r-1","result":{"roots":[{"uri":"file:///w"}]}})),
+            ev(4, "s2c", json!({"jsonrpc":"2.0","id":1,"result":{"roots":[{"uri":"file:///w"}]}})),
+        ]
+        .iter()
+        .map(Value::to_string)
+        .collect::<Vec<_>>()
+        .join("\n");
+        let t = crate::transcript::parse("t.jsonl", &text).unwrap();
+        let (near, far) = tokio::io::duplex(1 << 16);
+        tokio::spawn(roots_server(far));
+        let (r, w) = tokio::io::split(near);
+        let mut peer = Peer::from_io(r, w, 1 << 20);
+        let d = drive(&t, &mut peer, Duration::from_secs(5)).await;
+        assert_eq!((d.sent, d.answered), (2, 1), "{d:?}");
+        let live = Exchange::of_wire(&peer.events());
+        assert!(live.iter().any(
+            |m| m.dir == Direction::C2s && String::from_utf8_lossy(&m.bytes).contains("live-7")
+        ));
+        let diffs = compare(
+            &Exchange::of_transcript(&t),
+            &live,
+            &Normalizer::new(Vec::new(), Vec::new()),
+        );
+        assert!(diffs.is_empty(), "{diffs:?}");
     }
 
     #[test]

@@ -419,6 +419,87 @@ fn event_from(mut f: Fields<'_>) -> Result<Event, TranscriptError> {
     Ok(ev)
 }
 
+/// An event line read straight into its fields, without building a JSON object first: the
+/// fast path of [`parse`]. Unknown or repeated fields, `null`s and wrong types fail here, and
+/// the line is then read again by the general reader ([`object`], [`event_from`]), which
+/// accepts or refuses it and names the fault.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FastEvent<'a> {
+    seq: u64,
+    t_ms: u64,
+    #[serde(borrow)]
+    dir: Cow<'a, str>,
+    #[serde(default, deserialize_with = "present")]
+    raw: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    raw_b64: Option<Cow<'a, str>>,
+    #[serde(default, deserialize_with = "present")]
+    len: Option<u64>,
+    #[serde(default, deserialize_with = "present")]
+    sha256: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    partial: Option<bool>,
+    #[serde(default, deserialize_with = "present")]
+    status: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    code: Option<i64>,
+}
+
+/// A field that is present: its value must have the type (`null` is not `None`).
+fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    T::deserialize(d).map(Some)
+}
+
+/// The event on one line when it is one the general reader accepts as is; `None` sends the
+/// line to the general reader (which gives the same event, or the error).
+fn fast_event(text: &str) -> Option<Event> {
+    // A JSON array would fill the struct by position: only objects take this path.
+    let first = text
+        .bytes()
+        .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))?;
+    if first != b'{' {
+        return None;
+    }
+    let f: FastEvent<'_> = serde_json::from_str(text).ok()?;
+    let dir = Direction::parse(&f.dir)?;
+    let mut ev = Event::line(f.seq, f.t_ms, dir, Vec::new());
+    if dir == Direction::Exit {
+        if f.raw.is_some()
+            || f.raw_b64.is_some()
+            || f.len.is_some()
+            || f.sha256.is_some()
+            || f.partial.is_some()
+        {
+            return None;
+        }
+        ev.status = f.status;
+        ev.code = match f.code {
+            None => None,
+            Some(c) => Some(i32::try_from(c).ok()?),
+        };
+        return Some(ev);
+    }
+    if f.status.is_some() || f.code.is_some() || f.len.is_some() != f.sha256.is_some() {
+        return None;
+    }
+    ev.bytes = match (f.raw, f.raw_b64) {
+        (Some(r), None) => r.into_bytes(),
+        (None, Some(b)) => base64::engine::general_purpose::STANDARD
+            .decode(b.as_bytes())
+            .ok()?,
+        _ => return None,
+    };
+    ev.len = f.len;
+    ev.sha256 = f.sha256;
+    ev.partial = f.partial.unwrap_or(false);
+    Some(ev)
+}
+
 /// Parses a transcript's text; `source` names it in errors.
 ///
 /// Errors: see the module documentation (every error names `source`, the line and the field).
@@ -435,7 +516,8 @@ pub fn parse(source: &str, text: &str) -> Result<Transcript, TranscriptError> {
             })
         }
     };
-    let mut events = Vec::new();
+    // At most one event per remaining line.
+    let mut events = Vec::with_capacity(memchr::memchr_iter(b'\n', text.as_bytes()).count());
     let mut expect_seq = 1u64;
     for (i, text) in lines {
         let line = i + 1;
@@ -443,8 +525,10 @@ pub fn parse(source: &str, text: &str) -> Result<Transcript, TranscriptError> {
             // The final newline, or a blank line: nothing to read.
             continue;
         }
-        let f = object(source, line, text)?;
-        let ev = event_from(f)?;
+        let ev = match fast_event(text) {
+            Some(ev) => ev,
+            None => event_from(object(source, line, text)?)?,
+        };
         if ev.seq != expect_seq {
             return Err(TranscriptError {
                 file: source.to_string(),
@@ -532,7 +616,19 @@ impl Redactor {
         let mut rules = Vec::new();
         let mut literal = |id: String, covers: String, value: &str| {
             if value.len() >= MIN_SECRET_LEN {
-                if let Ok(re) = regex::bytes::Regex::new(&regex::escape(value)) {
+                // The value as it is, and as it appears inside a JSON string (escaped quotes,
+                // backslashes, control characters).
+                let escaped = serde_json::to_string(value).unwrap_or_default();
+                let escaped = escaped
+                    .strip_prefix('"')
+                    .and_then(|e| e.strip_suffix('"'))
+                    .unwrap_or(value);
+                let pattern = if escaped == value {
+                    regex::escape(value)
+                } else {
+                    format!("{}|{}", regex::escape(escaped), regex::escape(value))
+                };
+                if let Ok(re) = regex::bytes::Regex::new(&pattern) {
                     rules.push((id, covers, re, false));
                 }
             }
@@ -679,10 +775,51 @@ mod tests {
     }
 
     #[test]
+    fn fast_reader_agrees_with_the_general_reader() {
+        let lines = [
+            r#"{"seq":1,"t_ms":0,"dir":"c2s","raw":"{\"a\":1}"}"#,
+            r#"{"dir":"s2c","seq":1,"t_ms":5,"raw":"x\u00e9","len":9,"sha256":"ab","partial":true}"#,
+            r#"{"seq":1,"t_ms":0,"dir":"stderr","raw_b64":"/2E="}"#,
+            r#"{"seq":1,"t_ms":0,"dir":"exit","status":"exit status: 0","code":-9}"#,
+            r#"{"seq":1,"t_ms":0,"dir":"exit"}"#,
+            r#" {"seq":1,"t_ms":0,"dir":"c2s","raw":"x"}"#,
+            // Lines the fast reader leaves to the general one:
+            r#"{"seq":1,"t_ms":0,"dir":"c2s","raw":null}"#,
+            r#"{"seq":1,"t_ms":0,"dir":"c2s","raw":"a","raw":"b"}"#,
+            r#"[1,0,"c2s","x"]"#,
+            r#"{"seq":1,"t_ms":0,"dir":"exit","code":4294967296}"#,
+            r#"{"seq":1,"t_ms":0,"dir":"exit","raw":"x"}"#,
+            r#"{"seq":1,"t_ms":0,"dir":"c2s","raw":"x","code":1}"#,
+            r#"{"seq":1,"t_ms":0,"dir":"c2s","raw":"x","len":3}"#,
+            r#"{"seq":1,"t_ms":0,"dir":"c2s","raw":"x","raw_b64":"eA=="}"#,
+            r#"{"seq":1,"t_ms":0,"dir":"c2s"}"#,
+            r#"{"seq":1.0,"t_ms":0,"dir":"c2s","raw":"x"}"#,
+            r#"{"seq":1,"t_ms":-0,"dir":"c2s","raw":"x"}"#,
+            r#"{"seq":1,"t_ms":0,"dir":"up","raw":"x"}"#,
+            r#"{"seq":1,"t_ms":0,"dir":"c2s","raw_b64":"!!"}"#,
+            r#"{"seq":1,"t_ms":0,"dir":"c2s","raw":"x","zz":1}"#,
+            r#"{"seq":1,"t_ms":0,"dir":"c2s","raw":"x"} x"#,
+        ];
+        for l in lines {
+            let general = object("t.jsonl", 2, l).and_then(event_from);
+            if let Some(fast) = fast_event(l) {
+                assert_eq!(Ok(fast), general, "{l}");
+            }
+            let whole = parse("t.jsonl", &format!("{}\n{l}\n", head()));
+            assert_eq!(
+                whole.map(|t| t.events),
+                general.map(|e| vec![(2, e)]),
+                "{l}"
+            );
+        }
+    }
+
+    #[test]
     fn redaction_covers_env_args_authorization_bearer_and_user() {
         let env = vec![
             ("MY_API_TOKEN".to_string(), "canary-1234567".to_string()),
             ("HOME".to_string(), "/home/someone".to_string()),
+            ("DB_PASSWORD".to_string(), "pa\"ss\\word".to_string()),
         ];
         let argv = vec![
             "srv".to_string(),
@@ -691,7 +828,7 @@ mod tests {
             "--password=pw-secret-1".to_string(),
         ];
         let r = Redactor::new(&env, &argv, &["acct-[0-9]+".to_string()]).unwrap();
-        let line = br#"{"a":"canary-1234567","b":"argsecret99 pw-secret-1","Authorization":"Bearer abc.def","c":"bearer xyz123","d":"acct-42","e":"/home/someone"}"#;
+        let line = br#"{"q":"pa\"ss\\word","a":"canary-1234567","b":"argsecret99 pw-secret-1","Authorization":"Bearer abc.def","c":"bearer xyz123","d":"acct-42","e":"/home/someone"}"#;
         let out = String::from_utf8(r.apply(line).into_owned()).unwrap();
         for s in [
             "canary-1234567",
@@ -703,6 +840,9 @@ mod tests {
         ] {
             assert!(!out.contains(s), "{s} leaked: {out}");
         }
+        // A secret holding a quote and a backslash is found in its JSON-escaped form too.
+        assert!(!out.contains(r#"ss\\word"#), "{out}");
+        assert!(out.contains(r#""q":"[REDACTED:env:DB_PASSWORD]""#), "{out}");
         assert!(out.contains("/home/someone"), "{out}");
         assert!(
             out.contains(r#""Authorization":"[REDACTED:authorization]""#),
