@@ -32,15 +32,27 @@
 //!    with the far end as a task in this process: an echo (the [`Peer`] channel and task hops),
 //!    a canned responder (adds the [`Client`] driver's JSON work) and the reference's own
 //!    `serve` (adds the reference's MCP work). No process, pipe or stdio is involved.
-//! 7. **profile**: `parity run --profile mcp` (both eras, default options) as a child process with stdout to
+//! 7. **replay comparison**: a generated MCP transcript of `--replay-messages` messages
+//!    (default 100,000: `tools/call` requests with varied arguments, responses shaped as the
+//!    reference's, notifications) is read with [`crate::transcript::parse`] and compared with
+//!    a live session (the same calls as a later run answers them: other `since_ms`,
+//!    timestamps and server version, notifications in another order) with
+//!    [`crate::replay::compare`]. Target: ≥ 200,000 messages/s for parse + compare, the whole
+//!    replay comparison. Baseline: `serde_json::from_slice` of every line of the transcript.
+//! 8. **record proxy**: a ~200-byte line through `cat` (floor) and through `parity record
+//!    --out FILE -- cat` (this binary), interleaved; the added latency per message is
+//!    (proxy − floor) ÷ 2, since a round trip crosses the proxy twice. Target: ≤ 20 µs.
+//! 9. **profile**: `parity run --profile mcp` (both eras, default options) as a child process with stdout to
 //!    null, and [`run_mcp`] in this process (the first run detects eras; later runs hit the
 //!    per-process era cache). Target: ≤ 0.5 s.
 //!
 //! Parts 2–4 run interleaved (all three peers alive, taking turns in blocks of 100 round
-//! trips), and so do the three of part 6, so that load from elsewhere on the machine moves a
-//! figure and its baseline together. Part 5 is not interleaved (it is one `run_generated`);
-//! it runs right after parts 2–4, whose floor is its baseline. Each latency figure also reports the CPU time the calling
-//! thread (the one running the driver) spent per round trip.
+//! trips), and so do the three of part 6 and the two of part 8, so that load from elsewhere on
+//! the machine moves a figure and its baseline together; the passes of part 7 rotate the order
+//! of floor, parse and compare for the same reason. Part 5 is not interleaved (it is one
+//! `run_generated`); it runs right after parts 2–4, whose floor is its baseline. Each latency
+//! figure also reports the CPU time the calling thread (the one running the driver) spent per
+//! round trip.
 //!
 //! Nothing here asserts on time: the figures are printed (and written with `--json`). The exit
 //! code is 0 whatever the figures are, and 3 when a part could not run.
@@ -79,6 +91,17 @@ pub const GENERATED_TARGET_PER_S: f64 = 5000.0;
 pub const GENERATED_TOOL: &str = "read_file";
 /// The MCP revision of the generated-equivalence part's MCP surface (legacy era).
 pub const GENERATED_REVISION: &str = "2025-11-25";
+/// Messages (c2s and s2c lines) of the replay part's generated transcript, by default.
+pub const REPLAY_MESSAGES: usize = 100_000;
+/// Target for the whole replay comparison ([`crate::transcript::parse`] of the transcript,
+/// then [`crate::replay::compare`]): at least this many messages per second.
+pub const REPLAY_TARGET_PER_S: f64 = 200_000.0;
+/// Timed passes of the replay part (the median is reported).
+pub const REPLAY_REPEATS: usize = 5;
+/// Target for the recording proxy: at most this many microseconds added per message.
+pub const RECORD_TARGET_US: f64 = 20.0;
+/// The line the record part sends (a `tools/call` request of about 200 bytes).
+pub const RECORD_LINE: &str = r#"{"jsonrpc":"2.0","id":4217,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"notes/2026/11/design-review-minutes.md","offset":0,"limit":65536},"_meta":{"progressToken":"bench-4217"}}}"#;
 
 /// Deadline for one round trip; a miss means the part could not run.
 const ROUND_TRIP_DEADLINE: Duration = Duration::from_secs(5);
@@ -100,12 +123,15 @@ pub struct BenchArgs {
     /// Generator seed of the generated-equivalence part.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Messages of the replay part's generated transcript (parsed and compared).
+    #[arg(long, default_value_t = REPLAY_MESSAGES)]
+    pub replay_messages: usize,
     /// Write the figures as JSON to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,
-    /// Run one part only: `floor`, `call`, `equivalence`, `memory`, `profile`; internal: `big-line` prints
-    /// its figures as JSON (the parent runs it as a child so its peak RSS is clean), `echo`
-    /// serves as the tokio-stdio echo peer.
+    /// Run one part only: `floor`, `call`, `equivalence`, `memory`, `profile`, `replay`,
+    /// `record`; internal: `big-line` prints its figures as JSON (the parent runs it as a
+    /// child so its peak RSS is clean), `echo` serves as the tokio-stdio echo peer.
     #[arg(long, value_enum, hide = true)]
     pub only: Option<Only>,
     /// Size of the big line in bytes (default 1 GiB).
@@ -130,6 +156,10 @@ pub enum Only {
     Memory,
     /// Only the MCP profile runs.
     Profile,
+    /// Only the replay comparison speed (parse and compare a generated transcript).
+    Replay,
+    /// Only the recording proxy's latency (`cat` directly and behind `parity record`).
+    Record,
 }
 
 /// Summary of round-trip samples, in microseconds.
@@ -326,6 +356,15 @@ pub struct BenchReport {
     pub generated_current_thread: Option<GeneratedBench>,
     /// Whether [`BenchReport::generated`] met the 5,000 calls/s target.
     pub generated_met: Option<bool>,
+    /// Replay comparison speed on a generated transcript.
+    pub replay: Option<ReplayBench>,
+    /// Whether the whole replay comparison (parse + compare) met the 200,000 messages/s
+    /// target.
+    pub replay_met: Option<bool>,
+    /// The recording proxy's latency beside the pipe round-trip floor.
+    pub record: Option<RecordBench>,
+    /// Whether the proxy's added latency per message met the 20 µs target.
+    pub record_met: Option<bool>,
     /// The table as printed.
     pub rows: Vec<Row>,
     /// Parts that could not run, and why.
@@ -423,6 +462,24 @@ pub async fn run(args: BenchArgs) -> i32 {
             Err(e) => errors.push(format!("in-memory round trips: {e}")),
         }
     }
+    let mut replay = None;
+    if want(Only::Replay) {
+        let n = args.replay_messages;
+        eprintln!(
+            "  replay comparison: {n} messages, parse and compare ({REPLAY_REPEATS} passes) …"
+        );
+        replay = replay_speed(n, REPLAY_REPEATS)
+            .map_err(|e| errors.push(format!("replay comparison: {e}")))
+            .ok();
+    }
+    let mut record = None;
+    if want(Only::Record) {
+        eprintln!("  record proxy: cat directly and behind `parity record` (interleaved) …");
+        record = record_latencies(iterations, warmup)
+            .await
+            .map_err(|e| errors.push(format!("record proxy: {e}")))
+            .ok();
+    }
     let (mut child, mut in_process) = (None, None);
     if want(Only::Profile) {
         eprintln!("  parity run (child processes) …");
@@ -460,6 +517,14 @@ pub async fn run(args: BenchArgs) -> i32 {
             .map(|g| g.calls_per_s >= GENERATED_TARGET_PER_S),
         generated: generated_mt,
         generated_current_thread: generated_ct,
+        replay_met: replay
+            .as_ref()
+            .map(|r| r.total_per_s >= REPLAY_TARGET_PER_S),
+        replay,
+        record_met: record
+            .as_ref()
+            .map(|r| r.added_per_message_us <= RECORD_TARGET_US),
+        record,
         rows: Vec::new(),
         errors,
     };
@@ -537,6 +602,8 @@ const BLOCK: usize = 100;
 enum Rig {
     /// `send_raw` of [`SMALL_LINE`], `recv` of its echo.
     Echo(Peer),
+    /// `send_raw` of a frame (one line with its `\n`), `recv` of its echo.
+    Frame(Peer, Vec<u8>),
     /// `tools/call status` with the driver, after the legacy handshake.
     Call(Client),
 }
@@ -575,6 +642,16 @@ impl Rig {
                     other => Err(format!("expected the line back, got {}", short(other))),
                 }
             }
+            Rig::Frame(peer, frame) => {
+                let t0 = Instant::now();
+                peer.send_raw(frame).await.map_err(|e| e.to_string())?;
+                let got = peer.recv(t0 + ROUND_TRIP_DEADLINE).await;
+                let dt = t0.elapsed();
+                match &got {
+                    Recv::Line(l) if frame.strip_suffix(b"\n") == Some(&l.bytes[..]) => Ok(dt),
+                    other => Err(format!("expected the line back, got {}", short(other))),
+                }
+            }
             Rig::Call(client) => {
                 let t0 = Instant::now();
                 let reply = client
@@ -596,7 +673,7 @@ impl Rig {
 
     fn peer(&mut self) -> &mut Peer {
         match self {
-            Rig::Echo(peer) => peer,
+            Rig::Echo(peer) | Rig::Frame(peer, _) => peer,
             Rig::Call(client) => &mut client.peer,
         }
     }
@@ -1256,6 +1333,438 @@ async fn generated_breakdown(
     })
 }
 
+/// The replay part's figures: a generated transcript parsed and compared with itself, against
+/// a floor of plain `serde_json::from_slice` of every line, all timed in the same run. Times
+/// are medians of [`REPLAY_REPEATS`] passes, in ms; rates are messages per second.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReplayBench {
+    /// c2s and s2c messages in the transcript (the figures are per message).
+    pub messages: usize,
+    /// Lines of the transcript (header, messages, the `exit` event).
+    pub lines: usize,
+    /// Size of the transcript text in bytes.
+    pub bytes: usize,
+    /// Timed passes (each: floor, parse, compare, in a rotating order).
+    pub repeats: usize,
+    /// Floor: `serde_json::from_slice::<Value>` of every line of the transcript.
+    pub floor_ms: f64,
+    /// [`crate::transcript::parse`] of the text.
+    pub parse_ms: f64,
+    /// [`crate::replay::Exchange::of_transcript`] of the parsed recording, then
+    /// [`crate::replay::compare`] with the live side (the same session, prepared untimed).
+    pub compare_ms: f64,
+    /// Parse plus compare: the whole replay comparison (median of the passes' sums).
+    pub total_ms: f64,
+    /// `messages` ÷ floor time.
+    pub floor_per_s: f64,
+    /// `messages` ÷ parse time.
+    pub parse_per_s: f64,
+    /// `messages` ÷ compare time.
+    pub compare_per_s: f64,
+    /// `messages` ÷ total time: the figure judged (≥ [`REPLAY_TARGET_PER_S`]).
+    pub total_per_s: f64,
+    /// Messages whose bytes are the same on both sides (the rest differ in volatile values
+    /// only, or in the order of notifications).
+    pub identical: usize,
+    /// Differences `compare` found (0: the sides differ in normalized values only).
+    pub differences: usize,
+}
+
+/// The record part's figures: round trips of [`RECORD_LINE`] through `cat` directly (the
+/// floor) and through `parity record --out FILE -- cat`, interleaved.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RecordBench {
+    /// Bytes of the line sent (without its newline).
+    pub line_bytes: usize,
+    /// Round trips through `cat` via [`Peer`].
+    pub floor: Latency,
+    /// Round trips through the recording proxy in front of `cat`.
+    pub proxy: Latency,
+    /// (proxy median − floor median) ÷ 2: a round trip crosses the proxy twice (one c2s and
+    /// one s2c message). The figure judged (≤ [`RECORD_TARGET_US`]).
+    pub added_per_message_us: f64,
+    /// c2s and s2c events in the transcript the proxy wrote (each should equal the round
+    /// trips made, warm-up included).
+    pub recorded: (usize, usize),
+    /// Round trips made through the proxy, warm-up included.
+    pub round_trips: usize,
+    /// Size of the transcript in bytes.
+    pub transcript_bytes: u64,
+}
+
+/// A small deterministic generator (xorshift64*) for the replay transcript's variety.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+/// One generated `tools/call`: its name, arguments and the reference's `CallToolResult` for
+/// it (`content` text, `structuredContent` outcome, `isError`), shaped as the reference
+/// answers. `live` moves `status`' `since_ms` (the live server started later).
+fn replay_call(rng: &mut Rng, i: u64, live: bool) -> (&'static str, Value, Value) {
+    const WORDS: [&str; 8] = [
+        "alpha", "budget", "design", "notes", "review", "release", "meeting", "todo",
+    ];
+    let word = |rng: &mut Rng| WORDS[rng.below(WORDS.len() as u64) as usize];
+    let path = |rng: &mut Rng| format!("{}/{}-{}.md", word(rng), word(rng), rng.below(1000));
+    let ok = |value: Value| {
+        json!({
+            "content": [{"type": "text", "text": value.to_string()}],
+            "structuredContent": {"outcome": "ok", "value": value, "warnings": []},
+            "isError": false
+        })
+    };
+    let refused = |code: &str, message: String| {
+        json!({
+            "content": [{"type": "text", "text": message}],
+            "structuredContent": {"outcome": "refused", "code": code, "message": message,
+                "warnings": []},
+            "isError": true
+        })
+    };
+    match rng.below(10) {
+        0..=2 => {
+            let p = path(rng);
+            let lines: Vec<String> = (0..1 + rng.below(6))
+                .map(|n| format!("{} {} {n}: {}", word(rng), word(rng), rng.below(100_000)))
+                .collect();
+            (
+                "read_file",
+                json!({"path": p}),
+                ok(json!({"content": lines.join("\n")})),
+            )
+        }
+        3 => {
+            let p = path(rng);
+            let message = format!("path `{p}` does not exist");
+            (
+                "read_file",
+                json!({"path": p}),
+                refused("NOT_FOUND", message),
+            )
+        }
+        4 => {
+            let entries: Vec<Value> = (0..rng.below(8))
+                .map(|n| {
+                    let kind = if rng.below(3) == 0 { "dir" } else { "file" };
+                    json!({"name": format!("{}-{n}", word(rng)), "kind": kind})
+                })
+                .collect();
+            (
+                "list_dir",
+                json!({"path": word(rng)}),
+                ok(json!({"entries": entries})),
+            )
+        }
+        5 => {
+            let content = format!("{} {} {}", word(rng), word(rng), rng.below(1 << 20));
+            let value = json!({"bytes_written": content.len()});
+            (
+                "write_file",
+                json!({"path": path(rng), "content": content}),
+                ok(value),
+            )
+        }
+        6 => {
+            let text = format!("{} {}", word(rng), rng.below(10_000));
+            (
+                "exec",
+                json!({"argv": ["echo", text], "timeout_ms": 1000 + rng.below(9) * 1000}),
+                ok(json!({"exit_code": 0, "stdout": format!("{text}\n"), "stderr": ""})),
+            )
+        }
+        _ => {
+            let since_ms = 1_796_049_117_270_u64 + i * 7 + if live { 3_600_000 } else { 0 };
+            (
+                "status",
+                json!({}),
+                ok(json!({"label": "active", "state": "active", "reason": null,
+                    "since_ms": since_ms})),
+            )
+        }
+    }
+}
+
+/// The c2s and s2c messages of a generated MCP session with the reference, `messages` of
+/// them: the `initialize` handshake, then `tools/call` requests with varied arguments and
+/// their responses shaped as the reference's (`status`, `read_file`, `list_dir`,
+/// `write_file`, `exec`; some refused); every eighth call has a `notifications/progress`
+/// before its response and every thirteenth a `notifications/message` with a timestamp.
+///
+/// `live` gives the same session as a later run of a newer build answers it: other
+/// `serverInfo.version`, `since_ms` and timestamps, and the two notifications in the other
+/// order when a call has both. The ids are the same; the replay normalizer (with the volatile
+/// key `since_ms`) finds no difference.
+pub fn replay_session(messages: usize, live: bool) -> Vec<(crate::transcript::Direction, Vec<u8>)> {
+    use crate::transcript::Direction;
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut msgs: Vec<(Direction, Value)> = Vec::with_capacity(messages + 3);
+    let version = if live {
+        "0.2.0"
+    } else {
+        env!("CARGO_PKG_VERSION")
+    };
+    msgs.push((
+        Direction::C2s,
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "bench-client", "version": "1.0.0"}}}),
+    ));
+    msgs.push((
+        Direction::S2c,
+        json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-11-25",
+            "capabilities": {"tools": {"listChanged": false}},
+            "serverInfo": {"name": "parity-reference", "version": version},
+            "instructions": "Reference workspace tools for parity."}}),
+    ));
+    msgs.push((
+        Direction::C2s,
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    ));
+    let mut id = 1u64;
+    while msgs.len() < messages {
+        let (name, arguments, result) = replay_call(&mut rng, id, live);
+        let mut params = json!({"name": name, "arguments": arguments});
+        if id.is_multiple_of(8) {
+            params["_meta"] = json!({"progressToken": format!("p-{id}")});
+        }
+        msgs.push((
+            Direction::C2s,
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}),
+        ));
+        let mut notes = Vec::new();
+        if id.is_multiple_of(8) {
+            notes.push(
+                json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {
+                "progressToken": format!("p-{id}"), "progress": 1, "total": 2}}),
+            );
+        }
+        if id.is_multiple_of(13) {
+            let hour = if live { 15 } else { 14 };
+            notes.push(
+                json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {
+                "level": "info", "logger": "parity-reference",
+                "data": {"at": format!("2026-11-30T{hour}:{:02}:{:02}.{:03}Z",
+                    id / 60 % 60, id % 60, id % 1000), "call": name}}}),
+            );
+        }
+        if live {
+            notes.reverse();
+        }
+        msgs.extend(notes.into_iter().map(|n| (Direction::S2c, n)));
+        msgs.push((
+            Direction::S2c,
+            json!({"jsonrpc": "2.0", "id": id, "result": result}),
+        ));
+        id += 1;
+    }
+    msgs.truncate(messages);
+    msgs.into_iter()
+        .map(|(dir, v)| (dir, serde_json::to_vec(&v).unwrap_or_default()))
+        .collect()
+}
+
+/// A `parity-transcript/1` text of the recorded [`replay_session`] of `messages` (as
+/// `parity record` writes it), ending with an `exit` event.
+pub fn replay_transcript(messages: usize) -> String {
+    use crate::transcript::{Direction, Event, Header};
+    let header = Header {
+        parity: env!("CARGO_PKG_VERSION").into(),
+        protocol: "mcp".into(),
+        era: Some("legacy".into()),
+        protocol_version: Some(json!("2025-11-25")),
+        transport: "stdio".into(),
+        command: vec!["parity".into(), "reference".into(), "mcp".into()],
+        started_unix_ms: 1_796_049_117_266,
+        redaction: Vec::new(),
+    };
+    let mut text = header.to_json().to_string();
+    text.push('\n');
+    let mut seq = 0u64;
+    for (dir, bytes) in replay_session(messages, false) {
+        seq += 1;
+        let ev = Event::line(seq, seq / 20, dir, bytes);
+        text.push_str(&ev.to_json().to_string());
+        text.push('\n');
+    }
+    let mut exit = Event::line(seq + 1, seq / 20, Direction::Exit, Vec::new());
+    exit.status = Some("exit status: 0".into());
+    exit.code = Some(0);
+    text.push_str(&exit.to_json().to_string());
+    text.push('\n');
+    text
+}
+
+/// The replay part: [`replay_transcript`] of `messages`, then `repeats` passes of the floor,
+/// the parse and the comparison, in a rotating order.
+///
+/// Errors: the transcript does not parse, holds the wrong number of messages, or compares
+/// with differences.
+pub fn replay_speed(messages: usize, repeats: usize) -> Result<ReplayBench, String> {
+    use crate::replay::{compare, Exchange, Normalizer};
+    let messages = messages.max(3);
+    let repeats = repeats.max(1);
+    let text = replay_transcript(messages);
+    let lines = text.lines().count();
+    let parsed = crate::transcript::parse("bench", &text).map_err(|e| e.to_string())?;
+    // The live side: the same session from a later run, as `Exchange::of_wire` gives it
+    // (line 0), prepared untimed.
+    let live: Vec<Exchange> = replay_session(messages, true)
+        .into_iter()
+        .map(|(dir, bytes)| Exchange {
+            dir,
+            bytes,
+            line: 0,
+        })
+        .collect();
+    let recorded_len = Exchange::of_transcript(&parsed).len();
+    if recorded_len != messages || live.len() != messages {
+        return Err(format!(
+            "the generated sessions have {recorded_len} and {} messages, not {messages}",
+            live.len()
+        ));
+    }
+    let identical = Exchange::of_transcript(&parsed)
+        .iter()
+        .zip(&live)
+        .filter(|(r, l)| r.bytes == l.bytes)
+        .count();
+    // The volatile key a user replaying against the reference gives (`status`' `since_ms`).
+    let norm = Normalizer::new(Vec::new(), vec!["since_ms".into()]);
+    let (mut floor, mut parse, mut comp, mut total) = (vec![], vec![], vec![], vec![]);
+    let mut differences = 0;
+    for rep in 0..repeats {
+        let mut this_parse = Duration::ZERO;
+        let mut this_compare = Duration::ZERO;
+        for step in 0..3 {
+            match (step + rep) % 3 {
+                0 => {
+                    let t0 = Instant::now();
+                    for line in text.as_bytes().split(|b| *b == b'\n') {
+                        if line.is_empty() {
+                            continue;
+                        }
+                        let v: Value = serde_json::from_slice(line)
+                            .map_err(|e| format!("floor: a line is not JSON: {e}"))?;
+                        std::hint::black_box(v);
+                    }
+                    floor.push(t0.elapsed());
+                }
+                1 => {
+                    let t0 = Instant::now();
+                    let t = crate::transcript::parse("bench", &text).map_err(|e| e.to_string())?;
+                    this_parse = t0.elapsed();
+                    std::hint::black_box(&t);
+                }
+                _ => {
+                    let t0 = Instant::now();
+                    let recorded = Exchange::of_transcript(&parsed);
+                    let diffs = compare(&recorded, &live, &norm);
+                    this_compare = t0.elapsed();
+                    differences = diffs.len();
+                }
+            }
+        }
+        parse.push(this_parse);
+        comp.push(this_compare);
+        total.push(this_parse + this_compare);
+    }
+    if differences > 0 {
+        return Err(format!(
+            "the live session compared with the recording gave {differences} difference(s)"
+        ));
+    }
+    let med = |d: &[Duration]| {
+        let mut ms: Vec<f64> = d.iter().map(|d| d.as_secs_f64() * 1e3).collect();
+        ms.sort_by(f64::total_cmp);
+        median(&ms)
+    };
+    let rate = |ms: f64| messages as f64 / (ms / 1e3).max(1e-9);
+    let (floor_ms, parse_ms, compare_ms, total_ms) =
+        (med(&floor), med(&parse), med(&comp), med(&total));
+    Ok(ReplayBench {
+        messages,
+        lines,
+        bytes: text.len(),
+        repeats,
+        floor_ms,
+        parse_ms,
+        compare_ms,
+        total_ms,
+        floor_per_s: rate(floor_ms),
+        parse_per_s: rate(parse_ms),
+        compare_per_s: rate(compare_ms),
+        total_per_s: rate(total_ms),
+        identical,
+        differences,
+    })
+}
+
+/// The record part: [`RECORD_LINE`] round trips through `cat` and through `parity record --out
+/// FILE -- cat` (this binary), interleaved as the other latency parts; then both peers are
+/// shut down, the transcript is read back (every line must be in it) and removed.
+async fn record_latencies(iterations: usize, warmup: usize) -> Result<RecordBench, String> {
+    let dir = tempfile::Builder::new()
+        .prefix("parity-bench-record-")
+        .tempdir()
+        .map_err(|e| format!("failed to create a temporary directory: {e}"))?;
+    let out = dir.path().join("transcript.jsonl");
+    let frame = format!("{RECORD_LINE}\n").into_bytes();
+    let mut rigs = Vec::new();
+    let result = async {
+        let cat = PeerSpec::new("cat", Vec::new());
+        let peer = Peer::spawn(&cat).map_err(|e| format!("`{}`: {e}", cat.display()))?;
+        rigs.push(Rig::Frame(peer, frame.clone()));
+        let out_arg = out.to_string_lossy();
+        let proxy = self_spec(&["record", "--out", &out_arg, "--", "cat"]);
+        let peer = Peer::spawn(&proxy).map_err(|e| format!("`{}`: {e}", proxy.display()))?;
+        rigs.push(Rig::Frame(peer, frame.clone()));
+        interleaved(&mut rigs, iterations, warmup).await
+    }
+    .await;
+    close(rigs).await;
+    let figures = result?;
+    let (Some(floor), Some(proxy)) = (figures.first().copied(), figures.get(1).copied()) else {
+        return Err("missing figures".into());
+    };
+    let transcript_bytes = std::fs::metadata(&out).map(|m| m.len()).unwrap_or(0);
+    let t = crate::transcript::load(&out).map_err(|e| format!("the proxy's transcript: {e}"))?;
+    let count =
+        |d: crate::transcript::Direction| t.events.iter().filter(|(_, e)| e.dir == d).count();
+    let recorded = (
+        count(crate::transcript::Direction::C2s),
+        count(crate::transcript::Direction::S2c),
+    );
+    let round_trips = iterations + warmup;
+    dir.close()
+        .map_err(|e| format!("failed to remove the temporary transcript: {e}"))?;
+    if recorded != (round_trips, round_trips) {
+        return Err(format!(
+            "the proxy recorded {} c2s and {} s2c lines for {round_trips} round trips",
+            recorded.0, recorded.1
+        ));
+    }
+    Ok(RecordBench {
+        line_bytes: RECORD_LINE.len(),
+        floor,
+        proxy,
+        added_per_message_us: (proxy.median_us - floor.median_us) / 2.0,
+        recorded,
+        round_trips,
+        transcript_bytes,
+    })
+}
+
 /// Runs the big-line part in a child process (clean `VmHWM`) and reads its JSON line.
 async fn big_line_child(bytes: u64) -> Result<BigLine, String> {
     let spec = self_spec(&[
@@ -1567,6 +2076,12 @@ pub fn rows(r: &BenchReport) -> Vec<Row> {
     {
         out.extend(generated_rows(g, floor));
     }
+    if let Some(rp) = &r.replay {
+        out.extend(replay_rows(rp));
+    }
+    if let Some(rc) = &r.record {
+        out.extend(record_rows(rc));
+    }
     let mem_base = r.mem_echo.map(|m| m.median_us);
     for (name, lat) in [
         ("in-memory echo via Peer (duplex), median", r.mem_echo),
@@ -1793,6 +2308,143 @@ fn generated_rows(g: &GeneratedBench, floor: Option<Latency>) -> Vec<Row> {
     out
 }
 
+/// Messages per second with thousands separators (`412,345/s`).
+fn per_s(v: f64) -> String {
+    let n = v.round().max(0.0) as u64;
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out + "/s"
+}
+
+/// The rows of the replay part: the whole comparison (parse + compare, judged), then each
+/// step, against the floor (`serde_json::from_slice` of every line); ratios are times per
+/// message over the floor's.
+fn replay_rows(r: &ReplayBench) -> Vec<Row> {
+    let floor = format!("floor {}", per_s(r.floor_per_s));
+    let ratio = |ms: f64| format!("{:.2}×", ms / r.floor_ms.max(1e-9));
+    let per_msg = |ms: f64| format!("{:.2} µs/msg", ms * 1e3 / r.messages.max(1) as f64);
+    let mut out = vec![row(
+        &format!("replay: parse + compare, {} messages, msg/s", r.messages),
+        format!(
+            "{} ({}, {:.0} ms)",
+            per_s(r.total_per_s),
+            per_msg(r.total_ms),
+            r.total_ms
+        ),
+        &floor,
+        &ratio(r.total_ms),
+        "≥ 200,000/s (parse + compare)",
+        &yes_no(r.total_per_s >= REPLAY_TARGET_PER_S),
+    )];
+    for (name, rate, ms) in [
+        ("  transcript::parse", r.parse_per_s, r.parse_ms),
+        (
+            "  Exchange::of_transcript + replay::compare",
+            r.compare_per_s,
+            r.compare_ms,
+        ),
+    ] {
+        out.push(row(
+            name,
+            format!("{} ({}, {ms:.0} ms)", per_s(rate), per_msg(ms)),
+            &floor,
+            &ratio(ms),
+            "-",
+            "-",
+        ));
+    }
+    out.push(row(
+        "  floor: serde_json::from_slice of every line",
+        format!(
+            "{} ({}, {:.0} ms)",
+            per_s(r.floor_per_s),
+            per_msg(r.floor_ms),
+            r.floor_ms
+        ),
+        "-",
+        "-",
+        "-",
+        "-",
+    ));
+    out.push(row(
+        "  transcript; messages byte-identical on both sides",
+        format!(
+            "{} lines, {:.1} MiB; {} of {} ({:.0} %)",
+            r.lines,
+            r.bytes as f64 / (1 << 20) as f64,
+            r.identical,
+            r.messages,
+            r.identical as f64 * 100.0 / r.messages.max(1) as f64
+        ),
+        "-",
+        "-",
+        "-",
+        "-",
+    ));
+    out
+}
+
+/// The rows of the record part: the added latency per message (judged), then both round
+/// trips.
+fn record_rows(r: &RecordBench) -> Vec<Row> {
+    let f = r.floor;
+    let p = r.proxy;
+    vec![
+        row(
+            "record proxy: added latency per message ((proxy − floor) ÷ 2)",
+            us(r.added_per_message_us),
+            &format!("floor RTT {}", us(f.median_us)),
+            &format!("{:.2}× (RTT)", p.median_us / f.median_us.max(1e-9)),
+            "≤ 20.0 µs",
+            &yes_no(r.added_per_message_us <= RECORD_TARGET_US),
+        ),
+        row(
+            &format!("  floor: {}-byte line through cat, median", r.line_bytes),
+            median_cpu(&f),
+            "-",
+            "-",
+            "-",
+            "-",
+        ),
+        row(
+            "  through parity record -- cat, median",
+            median_cpu(&p),
+            &format!("floor {}", us(f.median_us)),
+            &format!("{:.2}×", p.median_us / f.median_us.max(1e-9)),
+            "-",
+            "-",
+        ),
+        row(
+            "  p99: floor / through the proxy",
+            format!("{} / {}", us(f.p99_us), us(p.p99_us)),
+            "-",
+            &format!("{:.2}×", p.p99_us / f.p99_us.max(1e-9)),
+            "-",
+            "-",
+        ),
+        row(
+            "  recorded c2s / s2c lines; transcript size",
+            format!(
+                "{} / {} of {}; {:.1} KiB",
+                r.recorded.0,
+                r.recorded.1,
+                r.round_trips,
+                r.transcript_bytes as f64 / 1024.0
+            ),
+            "-",
+            "-",
+            "-",
+            "-",
+        ),
+    ]
+}
+
 /// Renders rows as an aligned text table with a header.
 pub fn table(rows: &[Row]) -> String {
     let header = row(
@@ -1914,6 +2566,103 @@ mod tests {
             ..g
         };
         assert_eq!(generated_rows(&informational, None)[0].met, "-");
+    }
+
+    #[test]
+    fn replay_part_runs_on_a_small_transcript() {
+        let t = crate::transcript::parse("t", &replay_transcript(500));
+        let t = t.map_err(|e| e.to_string());
+        assert_eq!(
+            t.as_ref()
+                .map(|t| (t.header.protocol.as_str(), t.events.len())),
+            Ok(("mcp", 501))
+        );
+        let kinds = replay_session(500, true);
+        let notes = kinds
+            .iter()
+            .filter(|(_, b)| String::from_utf8_lossy(b).contains("notifications/"))
+            .count();
+        assert!(notes > 10, "{notes}");
+        let r = replay_speed(500, 2);
+        assert_eq!(
+            r.as_ref().map(|r| (r.messages, r.repeats, r.differences)),
+            Ok((500, 2, 0))
+        );
+        let r = r.map_err(|e| e.to_string());
+        let rows = r.as_ref().map(replay_rows).unwrap_or_default();
+        assert_eq!(rows.len(), 5);
+        assert!(rows[0].target.contains("200,000"), "{:?}", rows[0]);
+        assert!(matches!(rows[0].met.as_str(), "yes" | "NO"));
+        assert!(r.is_ok_and(|r| r.identical > 0 && r.identical < r.messages));
+    }
+
+    #[test]
+    fn replay_rows_judge_the_whole_comparison() {
+        let r = ReplayBench {
+            messages: 100_000,
+            lines: 100_002,
+            bytes: 30 << 20,
+            repeats: 5,
+            floor_ms: 200.0,
+            parse_ms: 150.0,
+            compare_ms: 300.0,
+            total_ms: 450.0,
+            floor_per_s: 500_000.0,
+            parse_per_s: 666_667.0,
+            compare_per_s: 333_333.0,
+            total_per_s: 222_222.0,
+            identical: 80_000,
+            differences: 0,
+        };
+        let rows = replay_rows(&r);
+        assert_eq!(rows[0].met, "yes");
+        assert_eq!(rows[0].ratio, "2.25×");
+        assert!(
+            rows[0].figure.starts_with("222,222/s (4.50 µs/msg"),
+            "{}",
+            rows[0].figure
+        );
+        let slow = ReplayBench {
+            total_per_s: 199_999.0,
+            ..r
+        };
+        assert_eq!(replay_rows(&slow)[0].met, "NO");
+        assert_eq!(per_s(1_234_567.4), "1,234,567/s");
+        assert_eq!(per_s(999.0), "999/s");
+    }
+
+    #[test]
+    fn record_rows_halve_the_added_round_trip() {
+        let floor = Latency::of(&[Duration::from_micros(20)]);
+        let proxy = Latency::of(&[Duration::from_micros(50)]);
+        let (Some(floor), Some(proxy)) = (floor, proxy) else {
+            panic!("no latency")
+        };
+        let r = RecordBench {
+            line_bytes: RECORD_LINE.len(),
+            floor,
+            proxy,
+            added_per_message_us: (proxy.median_us - floor.median_us) / 2.0,
+            recorded: (10, 10),
+            round_trips: 10,
+            transcript_bytes: 4096,
+        };
+        let rows = record_rows(&r);
+        assert_eq!(rows[0].figure, "15.0 µs");
+        assert_eq!(rows[0].met, "yes");
+        assert_eq!(rows[0].ratio, "2.50× (RTT)");
+        let slow = RecordBench {
+            added_per_message_us: 20.5,
+            ..r
+        };
+        assert_eq!(record_rows(&slow)[0].met, "NO");
+    }
+
+    #[test]
+    fn record_line_is_a_200_byte_request() {
+        let v: Result<Value, _> = serde_json::from_str(RECORD_LINE);
+        assert!(v.is_ok_and(|v| v["method"] == "tools/call"));
+        assert!((190..=210).contains(&RECORD_LINE.len()));
     }
 
     #[test]

@@ -411,9 +411,12 @@ fn write_transcript(
     let mut held: Vec<Event> = Vec::new();
     let mut header_written = false;
     let mut seq = 0u64;
-    let write_ev = |ev: &Event, out: &mut std::io::BufWriter<std::fs::File>| {
-        let _ = writeln!(out, "{}", ev.to_json());
-        let _ = out.flush();
+    let mut line_buf: Vec<u8> = Vec::with_capacity(4096);
+    let mut write_ev = |ev: &Event, out: &mut std::io::BufWriter<std::fs::File>| {
+        line_buf.clear();
+        ev.write_json(&mut line_buf);
+        line_buf.push(b'\n');
+        let _ = out.write_all(&line_buf);
     };
     let slot = |d: Direction| match d {
         Direction::C2s => 0,
@@ -427,7 +430,10 @@ fn write_transcript(
         header.era = detect.era.map(str::to_string);
         header.protocol_version = detect.version.clone();
     };
-    for msg in rx.iter() {
+    // Events are written as they come and flushed whenever the queue is drained, so a proxy
+    // that is killed loses at most what was still queued.
+    let mut next = rx.recv().ok();
+    while let Some(msg) = next.take() {
         let mut made: Vec<(Direction, Duration, Vec<u8>, Over, bool)> = Vec::new();
         let mut exit = None;
         match msg {
@@ -493,6 +499,14 @@ fn write_transcript(
         if exit.is_some() {
             break;
         }
+        next = match rx.try_recv() {
+            Ok(m) => Some(m),
+            Err(std::sync::mpsc::TryRecvError::Empty) => {
+                let _ = out.flush();
+                rx.recv().ok()
+            }
+            Err(std::sync::mpsc::TryRecvError::Disconnected) => None,
+        };
     }
     if !header_written {
         finish_header(&mut header, &detect);

@@ -177,6 +177,40 @@ impl Event {
         Value::Object(o)
     }
 
+    /// Appends the event's JSON line (without `\n`) to `out`: the same bytes as
+    /// `to_json().to_string()`, written without building a JSON value for the common case (a
+    /// UTF-8 line event).
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        let Ok(text) = std::str::from_utf8(&self.bytes) else {
+            out.extend_from_slice(self.to_json().to_string().as_bytes());
+            return;
+        };
+        if self.dir == Direction::Exit {
+            out.extend_from_slice(self.to_json().to_string().as_bytes());
+            return;
+        }
+        use std::io::Write as _;
+        let _ = write!(
+            out,
+            "{{\"seq\":{},\"t_ms\":{},\"dir\":\"{}\",\"raw\":",
+            self.seq,
+            self.t_ms,
+            self.dir.as_str()
+        );
+        let _ = serde_json::to_writer(&mut *out, text);
+        if let Some(len) = self.len {
+            let _ = write!(out, ",\"len\":{len}");
+        }
+        if let Some(h) = &self.sha256 {
+            out.extend_from_slice(b",\"sha256\":");
+            let _ = serde_json::to_writer(&mut *out, h);
+        }
+        if self.partial {
+            out.extend_from_slice(b",\"partial\":true");
+        }
+        out.push(b'}');
+    }
+
     /// The bytes as text (lossy), for messages.
     pub fn text(&self) -> Cow<'_, str> {
         String::from_utf8_lossy(&self.bytes)
@@ -737,6 +771,31 @@ mod tests {
 
     fn head() -> String {
         format!(r#"{{"format":"{FORMAT}","parity":"0.1.0","protocol":"mcp","transport":"stdio"}}"#)
+    }
+
+    #[test]
+    fn write_json_is_to_json() {
+        let mut evs = vec![
+            Event::line(1, 2, Direction::C2s, br#"{"a":"\u00e9\"\\"}"#.to_vec()),
+            Event::line(
+                2,
+                3,
+                Direction::Stderr,
+                "tab\there é \u{1}".as_bytes().to_vec(),
+            ),
+            Event::line(3, 4, Direction::S2c, vec![0xff]),
+            Event::line(4, 5, Direction::Exit, Vec::new()),
+        ];
+        evs[1].partial = true;
+        evs[0].len = Some(99);
+        evs[0].sha256 = Some("ab".into());
+        evs[3].code = Some(3);
+        evs[3].status = Some("exit status: 3".into());
+        for e in evs {
+            let mut out = Vec::new();
+            e.write_json(&mut out);
+            assert_eq!(String::from_utf8(out).unwrap(), e.to_json().to_string());
+        }
     }
 
     #[test]

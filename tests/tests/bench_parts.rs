@@ -1,0 +1,49 @@
+//! The record/replay parts of `parity bench` run end to end in their quick modes: the replay
+//! comparison finds no difference between two sessions that differ only in volatile values, and
+//! the recording proxy records every line it forwarded. Figures are never asserted (speed is
+//! measured by the benchmark, not by tests).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use serde_json::{json, Value};
+use std::process::Command;
+
+fn bench_json(args: &[&str]) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("bench.json");
+    let mut a: Vec<&str> = vec!["bench"];
+    a.extend_from_slice(args);
+    a.extend_from_slice(&["--json", out.to_str().unwrap()]);
+    let r = Command::new(common::parity()).args(&a).output().unwrap();
+    assert_eq!(
+        r.status.code(),
+        Some(0),
+        "parity {}\n{}\n{}",
+        a.join(" "),
+        String::from_utf8_lossy(&r.stdout),
+        String::from_utf8_lossy(&r.stderr)
+    );
+    serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap()
+}
+
+#[test]
+fn replay_part_compares_a_generated_session_without_differences() {
+    let v = bench_json(&["--only", "replay", "--replay-messages", "2000"]);
+    let r = &v["replay"];
+    assert_eq!(r["messages"], json!(2000), "{v}");
+    assert_eq!(r["differences"], json!(0), "{v}");
+    assert!(r["identical"].as_u64().unwrap() < 2000, "{v}");
+    assert_eq!(v["errors"], json!([]), "{v}");
+}
+
+#[test]
+fn record_part_records_every_forwarded_line() {
+    let v = bench_json(&["--only", "record", "--iterations", "100"]);
+    let r = &v["record"];
+    let trips = r["round_trips"].as_u64().unwrap();
+    assert!(trips >= 100, "{v}");
+    assert_eq!(r["recorded"], json!([trips, trips]), "{v}");
+    assert_eq!(v["errors"], json!([]), "{v}");
+}
