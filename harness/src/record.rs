@@ -5,7 +5,7 @@
 //! (blocking read, write, flush: the latency of one copy); a copy of each chunk goes over a
 //! bounded channel to a writer thread that splits lines, redacts secrets
 //! ([`crate::transcript::Redactor`]), detects the protocol and writes the JSONL transcript,
-//! flushing every event so a proxy that is killed leaves a valid file up to that point.
+//! flushing whenever its queue drains, so a proxy that is killed leaves a valid file.
 //!
 //! EOF on the proxy's stdin closes the child's stdin; SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1
 //! and SIGUSR2 are forwarded to the child; the child's exit becomes an `exit` event and the
