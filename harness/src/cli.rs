@@ -394,14 +394,17 @@ pub async fn dispatch(cli: Cli) -> i32 {
                 (None, Some(c)) => Some(("acp", c)),
                 (None, None) => None,
             };
-            cmd_replay(
+            let code = cmd_replay(
                 &file,
                 (against, target.as_deref()),
                 serve,
                 (volatile, volatile_key),
                 timeout_ms,
             )
-            .await
+            .await;
+            // Exit at once: a pending read of stdin (--serve) must not hold the process open.
+            let _ = std::io::stdout().flush();
+            std::process::exit(code)
         }
     }
 }
@@ -990,7 +993,8 @@ async fn cmd_run(args: RunArgs) -> i32 {
         let whole_run = partition.is_none()
             && args.filter.is_empty()
             && args.skip.is_empty()
-            && opts.eras == EraSel::All;
+            && opts.eras == EraSel::All
+            && opts.control.stopped_by().is_none();
         let gone = store.unreferenced();
         if whole_run && !gone.is_empty() {
             let names: Vec<String> = gone.iter().map(|p| p.display().to_string()).collect();

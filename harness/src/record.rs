@@ -42,6 +42,8 @@ enum Msg {
     Chunk(Direction, Duration, Vec<u8>),
     Eof(Direction, Duration),
     Exit(Duration, Option<i32>, String),
+    /// Events have been held for [`HOLD_TIME`] without the protocol being detected.
+    Tick,
 }
 
 /// Runs the proxy until the child exits; returns the exit code the proxy should exit with.
@@ -82,7 +84,7 @@ pub async fn run(opts: RecordOptions) -> i32 {
         era: None,
         protocol_version: None,
         transport: "stdio".into(),
-        command: opts.command.iter().map(|a| redactor.apply_str(a)).collect(),
+        command: redactor.command(&opts.command),
         started_unix_ms,
         redaction: redactor.describe(),
     };
@@ -200,19 +202,19 @@ fn listen_signals() -> Vec<(tokio::signal::unix::Signal, i32)> {
     .collect()
 }
 
-/// Forwards every signal received to the child, until aborted.
+/// Forwards every signal received to the child, until aborted. The per-signal tasks live in a
+/// `JoinSet`, so aborting this task (once the child is reaped) aborts them all: no signal goes
+/// to a pid that may have been reused.
 async fn forward_signals(signals: Vec<(tokio::signal::unix::Signal, i32)>, pid: u32) {
-    let mut tasks = Vec::new();
+    let mut tasks = tokio::task::JoinSet::new();
     for (mut s, num) in signals {
-        tasks.push(tokio::spawn(async move {
+        tasks.spawn(async move {
             while s.recv().await.is_some() {
                 crate::peer::signal_pid(pid, num);
             }
-        }));
+        });
     }
-    for t in tasks {
-        let _ = t.await;
-    }
+    while tasks.join_next().await.is_some() {}
 }
 
 /// Copies `from` to `to` chunk by chunk (each write flushed at once), sending a copy of every
@@ -399,6 +401,10 @@ impl Detect {
 /// many events; then the header is written with what is known.
 const HOLD_EVENTS: usize = 64;
 
+/// … and for at most this long, so a proxy killed while a server hangs before answering
+/// `initialize` still leaves a transcript with a header.
+const HOLD_TIME: Duration = Duration::from_millis(500);
+
 fn write_transcript(
     file: std::fs::File,
     mut header: Header,
@@ -436,7 +442,9 @@ fn write_transcript(
     while let Some(msg) = next.take() {
         let mut made: Vec<(Direction, Duration, Vec<u8>, Over, bool)> = Vec::new();
         let mut exit = None;
+        let mut ticked = false;
         match msg {
+            Msg::Tick => ticked = true,
             Msg::Chunk(dir, t, bytes) => {
                 lines[slot(dir)].push(&bytes, |b, over| made.push((dir, t, b, over, false)));
             }
@@ -483,7 +491,9 @@ fn write_transcript(
             ev.status = Some(redactor.apply_str(status));
             held.push(ev);
         }
-        if !header_written && (detect.decided || held.len() >= HOLD_EVENTS || exit.is_some()) {
+        if !header_written
+            && (detect.decided || held.len() >= HOLD_EVENTS || exit.is_some() || ticked)
+        {
             finish_header(&mut header, &detect);
             let _ = writeln!(out, "{}", header.to_json());
             for ev in held.drain(..) {
@@ -501,6 +511,13 @@ fn write_transcript(
         }
         next = match rx.try_recv() {
             Ok(m) => Some(m),
+            Err(std::sync::mpsc::TryRecvError::Empty) if !header_written && !held.is_empty() => {
+                match rx.recv_timeout(HOLD_TIME) {
+                    Ok(m) => Some(m),
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => Some(Msg::Tick),
+                    Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => None,
+                }
+            }
             Err(std::sync::mpsc::TryRecvError::Empty) => {
                 let _ = out.flush();
                 rx.recv().ok()

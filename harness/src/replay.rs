@@ -555,7 +555,10 @@ impl Exchange {
     pub fn of_transcript(t: &Transcript) -> Vec<Exchange> {
         t.events
             .iter()
-            .filter(|(_, e)| matches!(e.dir, Direction::C2s | Direction::S2c))
+            // Blank lines are not compared (the live side's frame log has none either).
+            .filter(|(_, e)| {
+                matches!(e.dir, Direction::C2s | Direction::S2c) && !e.bytes.is_empty()
+            })
             .map(|(line, e)| Exchange {
                 dir: e.dir,
                 bytes: e.bytes.clone(),
@@ -1061,17 +1064,20 @@ pub struct Driven {
     pub notes: Vec<String>,
 }
 
-/// Sends a transcript's client messages to a live peer in order. Before each one it waits (until
-/// `timeout` per message) for the live responses to the requests whose responses the recorded
-/// client had received by then, so a pipelined recording stays pipelined and a request answered
-/// only after a server request does not deadlock; a recorded client response to a server request is
-/// sent with the id of the matching live server request (matched by method, in order). When
-/// the messages are done, waits (up to `timeout`) until the live side has sent as many
-/// notifications and server requests as the recording, then closes stdin.
+/// Sends a transcript's client messages to a live peer in order. Before each one it waits for
+/// the live responses to the requests whose responses the recorded client had received by then,
+/// so a pipelined recording stays pipelined and a request answered only after a server request
+/// does not deadlock. A recorded client response to a server request is sent with the id of the
+/// matching live server request (matched by method, in order). When the messages are done, it
+/// waits until the live side has sent as many notifications and server requests as the
+/// recording. Each wait and each write is bounded by `timeout`; once one wait has run out, all
+/// later waits share a single further `timeout`, so a silent target costs at most about twice
+/// `timeout` in all. A client line over the line cap (only its prefix was recorded) is not sent.
 pub async fn drive(t: &Transcript, peer: &mut Peer, timeout: Duration) -> Driven {
     let mut d = Driven::default();
-    // Recorded server requests, in order, by id key → (ordinal, method).
-    let mut rec_server_req: HashMap<String, (usize, String)> = HashMap::new();
+    // Recorded server requests by id key → (method, ordinal among that method's requests).
+    let mut rec_server_req: HashMap<String, (String, usize)> = HashMap::new();
+    let mut per_method: HashMap<String, usize> = HashMap::new();
     let mut rec_notes = 0usize;
     for (_, e) in &t.events {
         if e.dir != Direction::S2c {
@@ -1082,15 +1088,18 @@ pub async fn drive(t: &Transcript, peer: &mut Peer, timeout: Duration) -> Driven
         };
         match (o.get("method").and_then(Value::as_str), o.get("id")) {
             (Some(m), Some(id)) => {
-                let n = rec_server_req.len();
-                rec_server_req.insert(id_key(id), (n, m.to_string()));
+                let n = per_method.entry(m.to_string()).or_default();
+                rec_server_req
+                    .entry(id_key(id))
+                    .or_insert_with(|| (m.to_string(), *n));
+                *n += 1;
                 rec_notes += 1;
             }
             (Some(_), None) => rec_notes += 1,
             _ => {}
         }
     }
-    let mut live = LiveState::default();
+    let mut live = LiveState::new(timeout);
     // Responses the recorded client had seen before its next message: awaited before sending it.
     let mut seen_before_next: Vec<String> = Vec::new();
     for (line, e) in &t.events {
@@ -1106,7 +1115,14 @@ pub async fn drive(t: &Transcript, peer: &mut Peer, timeout: Duration) -> Driven
             Direction::C2s => {}
             _ => continue,
         }
-        await_responses(&mut live, peer, &mut seen_before_next, timeout, &mut d).await;
+        live.await_responses(peer, &mut seen_before_next, &mut d)
+            .await;
+        if !e.complete() {
+            d.notes.push(format!(
+                "transcript line {line} holds only a prefix of a client line over the cap; not sent"
+            ));
+            continue;
+        }
         let mut bytes = e.bytes.clone();
         if let Ok(Value::Object(mut o)) = serde_json::from_slice::<Value>(&e.bytes) {
             let is_response = o.get("method").is_none();
@@ -1114,15 +1130,15 @@ pub async fn drive(t: &Transcript, peer: &mut Peer, timeout: Duration) -> Driven
                 .get("id")
                 .filter(|_| is_response)
                 .and_then(|id| rec_server_req.get(&id_key(id)));
-            if let Some((ordinal, m)) = rec {
+            if let Some((m, ordinal)) = rec {
                 // A response to a server request: it goes out with the live request's id.
-                let deadline = Instant::now() + timeout;
-                while live.server_requests.len() <= *ordinal {
+                let deadline = live.deadline();
+                while live.server_requests(m).len() <= *ordinal {
                     if !live.step(peer, deadline).await {
                         break;
                     }
                 }
-                match live.server_requests.get(*ordinal) {
+                match live.server_requests(m).get(*ordinal) {
                     Some(live_id) => {
                         o.insert("id".into(), live_id.clone());
                         bytes = serde_json::to_vec(&Value::Object(o)).unwrap_or(bytes);
@@ -1136,16 +1152,27 @@ pub async fn drive(t: &Transcript, peer: &mut Peer, timeout: Duration) -> Driven
         if !e.partial {
             bytes.push(b'\n');
         }
-        if peer.send_raw(&bytes).await.is_err() {
-            d.notes
-                .push("the target closed its stdin; stopped sending".into());
-            break;
+        match tokio::time::timeout(timeout, peer.send_raw(&bytes)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) => {
+                d.notes
+                    .push("the target closed its stdin; stopped sending".into());
+                break;
+            }
+            Err(_) => {
+                d.notes.push(format!(
+                    "the target stopped reading its stdin (a write blocked for {} ms); stopped sending",
+                    timeout.as_millis()
+                ));
+                break;
+            }
         }
         d.sent += 1;
     }
-    await_responses(&mut live, peer, &mut seen_before_next, timeout, &mut d).await;
+    live.await_responses(peer, &mut seen_before_next, &mut d)
+        .await;
     // Trailing notifications.
-    let deadline = Instant::now() + timeout;
+    let deadline = live.deadline();
     while live.notes < rec_notes {
         if !live.step(peer, deadline).await {
             break;
@@ -1158,45 +1185,73 @@ pub async fn drive(t: &Transcript, peer: &mut Peer, timeout: Duration) -> Driven
     d
 }
 
-/// Waits (up to `timeout` each) for the live responses to the listed request ids; counts those
-/// that came in `d.answered`, and empties the list.
-async fn await_responses(
-    live: &mut LiveState,
-    peer: &mut Peer,
-    keys: &mut Vec<String>,
-    timeout: Duration,
-    d: &mut Driven,
-) {
-    for key in keys.drain(..) {
-        let deadline = Instant::now() + timeout;
-        while !live.answered.contains(&key) && !live.eof {
-            if !live.step(peer, deadline).await {
-                break;
-            }
-        }
-        if live.answered.contains(&key) {
-            d.answered += 1;
-        }
-    }
-}
-
-#[derive(Default)]
+/// What the driver has seen of the live side, and its deadlines.
 struct LiveState {
     answered: std::collections::HashSet<String>,
-    server_requests: Vec<Value>,
+    /// Live server-to-client request ids, by method, in arrival order.
+    server_requests: HashMap<String, Vec<Value>>,
     notes: usize,
     eof: bool,
+    timeout: Duration,
+    /// Set when a wait first ran out: every later wait ends by then.
+    spent: Option<Instant>,
 }
 
 impl LiveState {
-    /// Receives one line; false on timeout or EOF.
+    fn new(timeout: Duration) -> LiveState {
+        LiveState {
+            answered: Default::default(),
+            server_requests: HashMap::new(),
+            notes: 0,
+            eof: false,
+            timeout,
+            spent: None,
+        }
+    }
+
+    /// The deadline of the next wait: `timeout` from now, or the shared one once a wait ran out.
+    fn deadline(&self) -> Instant {
+        let own = Instant::now() + self.timeout;
+        match self.spent {
+            Some(shared) => own.min(shared),
+            None => own,
+        }
+    }
+
+    fn server_requests(&self, method: &str) -> &[Value] {
+        self.server_requests
+            .get(method)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+    }
+
+    /// Waits for the live responses to the listed request ids; counts those that came in
+    /// `d.answered`, and empties the list.
+    async fn await_responses(&mut self, peer: &mut Peer, keys: &mut Vec<String>, d: &mut Driven) {
+        for key in keys.drain(..) {
+            let deadline = self.deadline();
+            while !self.answered.contains(&key) && !self.eof {
+                if !self.step(peer, deadline).await {
+                    break;
+                }
+            }
+            if self.answered.contains(&key) {
+                d.answered += 1;
+            }
+        }
+    }
+
+    /// Receives one line; false on timeout or EOF. A timeout starts the shared deadline.
     async fn step(&mut self, peer: &mut Peer, deadline: Instant) -> bool {
         match peer.recv(deadline).await {
             Recv::Line(l) => {
                 if let Ok(Value::Object(o)) = serde_json::from_slice::<Value>(&l.bytes) {
                     match (o.get("method").and_then(Value::as_str), o.get("id")) {
-                        (Some(_), Some(id)) => {
-                            self.server_requests.push(id.clone());
+                        (Some(m), Some(id)) => {
+                            self.server_requests
+                                .entry(m.to_string())
+                                .or_default()
+                                .push(id.clone());
                             self.notes += 1;
                         }
                         (Some(_), None) => self.notes += 1,
@@ -1212,7 +1267,12 @@ impl LiveState {
                 self.eof = true;
                 false
             }
-            Recv::Timeout => false,
+            Recv::Timeout => {
+                if self.spent.is_none() {
+                    self.spent = Some(Instant::now() + self.timeout);
+                }
+                false
+            }
         }
     }
 }

@@ -787,7 +787,7 @@ pub fn load_str(file: &str, text: &str) -> Result<Scenario, LoadError> {
         Some(_) => (eras, SessionMode::Raw),
         None => (eras, session),
     };
-    if replay.is_some() {
+    let steps = if replay.is_some() {
         if let Some(n) = get(top, "steps") {
             return Err(cv.err(
                 n,
@@ -795,38 +795,26 @@ pub fn load_str(file: &str, text: &str) -> Result<Scenario, LoadError> {
                 "a scenario either replays a `transcript` or runs `steps`, not both",
             ));
         }
-        return Ok(Scenario {
-            id,
-            description,
-            spec,
-            level,
-            quote,
-            eras,
-            capability,
-            session,
-            reference_only,
-            steps: Vec::new(),
-            replay,
-            source: file.to_string(),
-        });
-    }
-    for key in ["volatile", "volatile_keys"] {
-        if let Some(n) = get(top, key) {
-            return Err(cv.err(n, key, "only a scenario with a `transcript` takes this key"));
+        Vec::new()
+    } else {
+        for key in ["volatile", "volatile_keys"] {
+            if let Some(n) = get(top, key) {
+                return Err(cv.err(n, key, "only a scenario with a `transcript` takes this key"));
+            }
         }
-    }
-    let steps_node = required("steps")?;
-    let Kind::Seq(step_nodes) = &steps_node.kind else {
-        return Err(cv.wrong(steps_node, "steps", "a list of steps"));
+        let steps_node = required("steps")?;
+        let Kind::Seq(step_nodes) = &steps_node.kind else {
+            return Err(cv.wrong(steps_node, "steps", "a list of steps"));
+        };
+        if step_nodes.is_empty() {
+            return Err(cv.err(steps_node, "steps", "must hold at least one step"));
+        }
+        step_nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| load_step(&cv, n, &path_index("steps", i)))
+            .collect::<Result<Vec<_>, _>>()?
     };
-    if step_nodes.is_empty() {
-        return Err(cv.err(steps_node, "steps", "must hold at least one step"));
-    }
-    let steps = step_nodes
-        .iter()
-        .enumerate()
-        .map(|(i, n)| load_step(&cv, n, &path_index("steps", i)))
-        .collect::<Result<Vec<_>, _>>()?;
 
     Ok(Scenario {
         id,
@@ -839,7 +827,7 @@ pub fn load_str(file: &str, text: &str) -> Result<Scenario, LoadError> {
         session,
         reference_only,
         steps,
-        replay: None,
+        replay,
         source: file.to_string(),
     })
 }

@@ -159,7 +159,7 @@ impl Store {
         }
     }
 
-    /// Snapshot files in the directory that no case of this run produced (sorted).
+    /// Snapshot files in the directory that belong to no case of this run (sorted).
     pub fn unreferenced(&self) -> Vec<PathBuf> {
         let produced = match self.produced.lock() {
             Ok(p) => p.clone(),
@@ -188,6 +188,10 @@ impl Store {
             result.verdict,
             Verdict::Pass | Verdict::Warn | Verdict::Fail
         ) {
+            // Not compared, but still a case of this run: its snapshot is not unreferenced.
+            if let Ok(mut p) = self.produced.lock() {
+                p.insert(file_name(&result.id));
+            }
             return;
         }
         match self.compare(&result.id, sessions) {

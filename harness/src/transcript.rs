@@ -121,9 +121,9 @@ pub struct Event {
     pub sha256: Option<String>,
     /// The stream ended before a `\n` ended this line.
     pub partial: bool,
-    /// `exit` only: the status as text (`exit status: 0`, `signal: 9 (SIGKILL)`).
+    /// `exit` only: the status as text (`exit status: 0`, `signal: 9`).
     pub status: Option<String>,
-    /// `exit` only: the exit code, when the child exited normally.
+    /// `exit` only: the proxy's exit code: the child's code, or 128 + the signal that ended it.
     pub code: Option<i32>,
 }
 
@@ -626,7 +626,11 @@ pub const MIN_SECRET_LEN: usize = 6;
 /// The redaction rules of one recording: fixed rules plus literal secrets and user patterns.
 /// Each match is replaced by `[REDACTED:<rule id>]`.
 pub struct Redactor {
-    rules: Vec<(String, String, regex::bytes::Regex, bool)>,
+    /// `(id, covers, pattern, replacement template)`, applied in order.
+    rules: Vec<(String, String, regex::bytes::Regex, String)>,
+    /// Positions of command-line arguments that hold a secret value, with the byte offset where
+    /// the value starts (after `NAME=`), replaced whole in the header whatever their length.
+    secret_args: Vec<(usize, usize)>,
 }
 
 /// Whether a variable or flag name marks a secret ([`SECRET_NAME_WORDS`], plus `AUTH` for
@@ -636,10 +640,44 @@ pub fn secret_name(name: &str) -> bool {
     SECRET_NAME_WORDS.iter().any(|w| up.contains(w)) || up.contains("AUTH")
 }
 
+/// The ways a literal secret can appear in a JSON string: as it is, and with each character
+/// that some encoder escapes written as its escape (`\"`, `\\`, `\/`, `\uXXXX`, `\n`, …).
+fn literal_pattern(value: &str) -> String {
+    let mut out = String::new();
+    for c in value.chars() {
+        let plain = regex::escape(c.encode_utf8(&mut [0u8; 4]));
+        let mut alts = vec![plain];
+        let mut units = [0u16; 2];
+        let code: Vec<String> = c
+            .encode_utf16(&mut units)
+            .iter()
+            .map(|u| format!(r"\\u(?i:{u:04x})"))
+            .collect();
+        let needs_escape = !c.is_ascii_alphanumeric();
+        if needs_escape {
+            alts.push(code.concat());
+        }
+        match c {
+            '"' | '\\' | '/' => alts.push(format!(r"\\{}", regex::escape(&c.to_string()))),
+            '\n' => alts.push(r"\\n".into()),
+            '\r' => alts.push(r"\\r".into()),
+            '\t' => alts.push(r"\\t".into()),
+            _ => {}
+        }
+        if alts.len() == 1 {
+            out.push_str(&alts[0]);
+        } else {
+            out.push_str(&format!("(?:{})", alts.join("|")));
+        }
+    }
+    out
+}
+
 impl Redactor {
     /// Builds the rules: literal values of secret-named environment variables in `env`, secret
-    /// values on the command line `argv` (the value after a secret-named flag, or after `=`),
-    /// `Authorization` values, bearer tokens, and the user's patterns in order.
+    /// values on the command line `argv` (the value after a secret-named flag, after `-flag=`,
+    /// or in a `NAME=value` argument with a secret-looking NAME), `Authorization` values,
+    /// bearer tokens, passwords in URLs, and the user's patterns in order.
     ///
     /// Errors: a user pattern that is not a valid regular expression (`--redact N: …`).
     pub fn new(
@@ -650,20 +688,12 @@ impl Redactor {
         let mut rules = Vec::new();
         let mut literal = |id: String, covers: String, value: &str| {
             if value.len() >= MIN_SECRET_LEN {
-                // The value as it is, and as it appears inside a JSON string (escaped quotes,
-                // backslashes, control characters).
-                let escaped = serde_json::to_string(value).unwrap_or_default();
-                let escaped = escaped
-                    .strip_prefix('"')
-                    .and_then(|e| e.strip_suffix('"'))
-                    .unwrap_or(value);
-                let pattern = if escaped == value {
-                    regex::escape(value)
-                } else {
-                    format!("{}|{}", regex::escape(escaped), regex::escape(value))
-                };
-                if let Ok(re) = regex::bytes::Regex::new(&pattern) {
-                    rules.push((id, covers, re, false));
+                // A huge value gives a pattern over the regex size limit: then it is matched
+                // as it is only.
+                let re = regex::bytes::Regex::new(&literal_pattern(value))
+                    .or_else(|_| regex::bytes::Regex::new(&regex::escape(value)));
+                if let Ok(re) = re {
+                    rules.push((id.clone(), covers, re, format!("[REDACTED:{id}]")));
                 }
             }
         };
@@ -677,46 +707,66 @@ impl Redactor {
                 format!("the value of the environment variable {k}"),
                 v,
             );
-        }
-        let mut i = 0;
-        while i < argv.len() {
-            let a = &argv[i];
-            if let Some(flag) = a.strip_prefix('-') {
-                if let Some((name, value)) = flag.split_once('=') {
-                    if secret_name(name) {
-                        literal(
-                            format!("arg:{i}"),
-                            format!("the value of command-line flag -{name}"),
-                            value,
-                        );
-                    }
-                } else if secret_name(flag) {
-                    if let Some(v) = argv.get(i + 1) {
-                        literal(
-                            format!("arg:{}", i + 1),
-                            format!("the value after command-line flag -{flag}"),
-                            v,
-                        );
-                    }
+            // A multi-line value (a PEM key) is printed line by line.
+            if v.contains('\n') {
+                for (n, part) in v.lines().enumerate() {
+                    literal(
+                        format!("env:{k}"),
+                        format!("line {} of the environment variable {k}", n + 1),
+                        part.trim_end_matches('\r'),
+                    );
                 }
             }
-            i += 1;
         }
+        let mut secret_args = Vec::new();
+        for (i, a) in argv.iter().enumerate() {
+            let bare = a.trim_start_matches('-');
+            if let Some((name, value)) = bare.split_once('=') {
+                if secret_name(name) {
+                    secret_args.push((i, a.len() - value.len()));
+                    literal(
+                        format!("arg:{i}"),
+                        format!("the value of command-line argument {name}"),
+                        value,
+                    );
+                }
+            } else if a.starts_with('-') && secret_name(bare) {
+                if let Some(v) = argv.get(i + 1) {
+                    secret_args.push((i + 1, 0));
+                    literal(
+                        format!("arg:{}", i + 1),
+                        format!("the value after command-line flag {a}"),
+                        v,
+                    );
+                }
+            }
+        }
+        // Byte-oriented (`-u`) so they also apply to lines that are not UTF-8. A value never
+        // starts with a quote, a backslash, `{` or `[` (an escaped quote or a JSON object is
+        // not a credential), and stops at a quote or a backslash, so the JSON stays valid.
         let fixed = [
             (
                 "authorization",
                 "values of Authorization fields and headers",
-                r#"(?i)(authorization["']?\s*[:=]\s*["']?)[^"'\r\n]+"#,
+                r#"(?i-u)(authorization["']?[ \t]*[:=][ \t]*["']?)[^"'\\\r\n{\[ \t][^"'\\\r\n]*"#,
+                "${1}[REDACTED:authorization]",
             ),
             (
                 "bearer",
                 "bearer tokens (`Bearer <token>`)",
-                r"(?i)(bearer\s+)[A-Za-z0-9\-._~+/]+=*",
+                r"(?i-u)(bearer[ \t]+)[A-Za-z0-9\-._~+/]+=*",
+                "${1}[REDACTED:bearer]",
+            ),
+            (
+                "userinfo",
+                "passwords in URLs (`scheme://user:password@host`)",
+                r#"(?-u)(://[^/\s:@"'\\]+:)[^@\s/"'\\]+(@)"#,
+                "${1}[REDACTED:userinfo]${2}",
             ),
         ];
-        for (id, covers, pat) in fixed {
+        for (id, covers, pat, rep) in fixed {
             if let Ok(re) = regex::bytes::Regex::new(pat) {
-                rules.push((id.to_string(), covers.to_string(), re, true));
+                rules.push((id.to_string(), covers.to_string(), re, rep.to_string()));
             }
         }
         for (n, pat) in user.iter().enumerate() {
@@ -726,32 +776,44 @@ impl Redactor {
                 format!("user-{}", n + 1),
                 format!("--redact pattern #{}", n + 1),
                 re,
-                false,
+                format!("[REDACTED:user-{}]", n + 1),
             ));
         }
-        Ok(Redactor { rules })
+        Ok(Redactor { rules, secret_args })
     }
 
-    /// The rules for the header: `(id, what it covers)`.
+    /// The rules for the header: `(id, what it covers)`, each id once.
     pub fn describe(&self) -> Vec<(String, String)> {
-        self.rules
-            .iter()
-            .map(|(id, covers, _, _)| (id.clone(), covers.clone()))
+        let mut out: Vec<(String, String)> = Vec::new();
+        for (id, covers, _, _) in &self.rules {
+            if !out.iter().any(|(i, _)| i == id) {
+                out.push((id.clone(), covers.clone()));
+            }
+        }
+        out
+    }
+
+    /// The command line for the header: secret argument values replaced whole (whatever their
+    /// length), then every rule applied to each argument.
+    pub fn command(&self, argv: &[String]) -> Vec<String> {
+        argv.iter()
+            .enumerate()
+            .map(
+                |(i, a)| match self.secret_args.iter().find(|(j, _)| *j == i) {
+                    Some((_, at)) => format!("{}[REDACTED:arg:{i}]", &a[..*at]),
+                    None => self.apply_str(a),
+                },
+            )
             .collect()
     }
 
     /// Applies every rule in order; returns the bytes unchanged (borrowed) when none matched.
     pub fn apply<'a>(&self, bytes: &'a [u8]) -> Cow<'a, [u8]> {
         let mut cur: Cow<'a, [u8]> = Cow::Borrowed(bytes);
-        for (id, _, re, keep_prefix) in &self.rules {
+        for (_, _, re, rep) in &self.rules {
             if !re.is_match(&cur) {
                 continue;
             }
-            let rep = if *keep_prefix {
-                format!("${{1}}[REDACTED:{id}]")
-            } else {
-                format!("[REDACTED:{id}]")
-            };
             let next = re.replace_all(&cur, rep.as_bytes()).into_owned();
             cur = Cow::Owned(next);
         }
@@ -909,5 +971,64 @@ mod tests {
         );
         assert!(serde_json::from_str::<Value>(&out).is_ok(), "{out}");
         assert!(Redactor::new(&[], &[], &["(".to_string()]).is_err());
+    }
+
+    #[test]
+    fn redaction_keeps_json_valid_and_finds_other_encodings() {
+        let env = vec![("SVC_SECRET".to_string(), "sec<r>et/é".to_string())];
+        let argv: Vec<String> = [
+            "docker",
+            "run",
+            "-e",
+            "GITHUB_TOKEN=ghp_abc",
+            "img",
+            "--key",
+            "k1",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let r = Redactor::new(&env, &argv, &[]).unwrap();
+        let lines: [&[u8]; 5] = [
+            // An escaped Authorization header inside a JSON string, and a schema property.
+            br#"{"cmd":"curl -H \"Authorization: Bearer tok123456\" x","p":{"authorization":{"type":"string"}}}"#,
+            // Go's and Python's escaping of the same secret.
+            br#"{"go":"sec\u003cr\u003eet\/\u00e9","py":"sec<r>et/\u00E9"}"#,
+            br#"{"url":"postgres://user:hunter22@db:5432/x"}"#,
+            br#"{"t":"ghp_abc"}"#,
+            b"\xff authorization: sekrit-value",
+        ];
+        for line in lines {
+            let out = r.apply(line).into_owned();
+            let text = String::from_utf8_lossy(&out);
+            for leak in [
+                "tok123456",
+                "sec\\u003c",
+                "sec<r>",
+                "hunter22",
+                "ghp_abc",
+                "sekrit",
+            ] {
+                assert!(!text.contains(leak), "{leak} leaked: {text}");
+            }
+            if line[0] == b'{' {
+                assert!(serde_json::from_slice::<Value>(&out).is_ok(), "{text}");
+            }
+        }
+        let schema = r.apply(lines[0]).into_owned();
+        assert!(String::from_utf8_lossy(&schema).contains(r#""authorization":{"type":"string"}"#));
+        // In the header, secret arguments are replaced whole, whatever their length.
+        assert_eq!(
+            r.command(&argv),
+            vec![
+                "docker",
+                "run",
+                "-e",
+                "GITHUB_TOKEN=[REDACTED:arg:3]",
+                "img",
+                "--key",
+                "[REDACTED:arg:6]"
+            ]
+        );
     }
 }
