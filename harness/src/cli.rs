@@ -499,11 +499,22 @@ async fn cmd_replay(
         driven.answered,
         diffs.len()
     );
-    if driven.sent == 0
-        && recorded
-            .iter()
-            .any(|m| m.dir == crate::transcript::Direction::C2s)
+    let unanswered = crate::replay::unanswered_in_recording(&recorded);
+    if unanswered > 0 {
+        println!(
+            "note: {unanswered} recorded request(s) have no recorded response (the recording ended first); the target's responses to them were not compared"
+        );
+    }
+    let wants = |d| recorded.iter().any(|m| m.dir == d);
+    let got_nothing = !live
+        .iter()
+        .any(|m| m.dir == crate::transcript::Direction::S2c);
+    if (driven.sent == 0 && wants(crate::transcript::Direction::C2s))
+        || (got_nothing && wants(crate::transcript::Direction::S2c))
     {
+        eprintln!(
+            "error: the target took no message or sent nothing back: the replay could not run"
+        );
         return EXIT_COULD_NOT_RUN;
     }
     i32::from(!diffs.is_empty())
@@ -996,13 +1007,18 @@ async fn cmd_run(args: RunArgs) -> i32 {
             && opts.eras == EraSel::All
             && opts.control.stopped_by().is_none();
         let gone = store.unreferenced();
+        if let Some(line) = store.summary() {
+            eprintln!("{line}");
+        }
         if whole_run && !gone.is_empty() {
             let names: Vec<String> = gone.iter().map(|p| p.display().to_string()).collect();
-            report.notes.push(format!(
+            let note = format!(
                 "{} snapshot(s) that no scenario produced any more (delete them if the scenario is gone): {}",
                 gone.len(),
                 names.join(", ")
-            ));
+            );
+            eprintln!("note: {note}");
+            report.notes.push(note);
         }
     }
     if let Some(b) = &baseline {

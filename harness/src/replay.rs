@@ -596,6 +596,31 @@ impl Exchange {
     }
 }
 
+/// How many recorded client requests have no recorded response (the recording ended, or the
+/// client went away, before they were answered). Their live responses are not compared.
+pub fn unanswered_in_recording(recorded: &[Exchange]) -> usize {
+    let mut asked = std::collections::HashSet::new();
+    let mut answered = std::collections::HashSet::new();
+    for m in recorded {
+        let Ok(Value::Object(o)) = serde_json::from_slice::<Value>(&m.bytes) else {
+            continue;
+        };
+        let (Some(id), method) = (o.get("id"), o.get("method")) else {
+            continue;
+        };
+        match (m.dir, method.is_some()) {
+            (Direction::C2s, true) => {
+                asked.insert(id_key(id));
+            }
+            (Direction::S2c, false) => {
+                answered.insert(id_key(id));
+            }
+            _ => {}
+        }
+    }
+    asked.difference(&answered).count()
+}
+
 /// One difference between the recording and the live session.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Difference {

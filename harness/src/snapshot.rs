@@ -26,6 +26,8 @@ pub struct Store {
     accept: bool,
     norm: Normalizer,
     produced: Mutex<BTreeSet<String>>,
+    /// Snapshots created, accepted and differing in this run.
+    counts: [std::sync::atomic::AtomicUsize; 3],
 }
 
 /// What comparing one case's exchange gave.
@@ -114,6 +116,7 @@ impl Store {
             accept,
             norm: Normalizer::new(Vec::new(), volatile_keys),
             produced: Mutex::new(BTreeSet::new()),
+            counts: Default::default(),
         })
     }
 
@@ -159,6 +162,20 @@ impl Store {
         }
     }
 
+    /// One line for the console: how many snapshots were written, accepted and left pending
+    /// (`None` when every exchange matched its snapshot).
+    pub fn summary(&self) -> Option<String> {
+        let n = |i: usize| self.counts[i].load(std::sync::atomic::Ordering::Relaxed);
+        let (created, accepted, pending) = (n(0), n(1), n(2));
+        if created + accepted + pending == 0 {
+            return None;
+        }
+        Some(format!(
+            "snapshots in {}: {created} written, {accepted} accepted, {pending} differing (review the .snap.new files, then run with --accept)",
+            self.dir.display()
+        ))
+    }
+
     /// Snapshot files in the directory that belong to no case of this run (sorted).
     pub fn unreferenced(&self) -> Vec<PathBuf> {
         let produced = match self.produced.lock() {
@@ -194,7 +211,17 @@ impl Store {
             }
             return;
         }
-        match self.compare(&result.id, sessions) {
+        let outcome = self.compare(&result.id, sessions);
+        let slot = match outcome {
+            Compared::Created(_) => Some(0),
+            Compared::Accepted(_) => Some(1),
+            Compared::Differs { .. } => Some(2),
+            _ => None,
+        };
+        if let Some(i) = slot {
+            self.counts[i].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        match outcome {
             Compared::Same => {}
             Compared::Created(p) | Compared::Accepted(p) => {
                 let note = format!("snapshot written: {}", p.display());

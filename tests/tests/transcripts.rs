@@ -925,3 +925,51 @@ fn an_acp_session_is_recorded_with_its_version_and_replays_against_the_reference
     );
     assert!(stdout.contains("\\r\\n"), "{stdout}");
 }
+
+#[test]
+fn a_cut_recording_is_noted_and_a_target_that_sends_nothing_could_not_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("cut.jsonl");
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+    // The recording ended after the request: its response is not compared, and a note says so.
+    std::fs::write(&t, format!("{}\n{}\n", header(), ev(1, "c2s", init))).unwrap();
+    let r = Command::new(common::parity())
+        .args(["replay", t.to_str().unwrap(), "--mcp", &reference_cmd()])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&r.stdout);
+    assert_eq!(r.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("note: 1 recorded request(s) have no recorded response"),
+        "{stdout}"
+    );
+    // A target that exits at once sends nothing back: the replay could not run.
+    let answer = r#"{"jsonrpc":"2.0","id":1,"result":{}}"#;
+    std::fs::write(
+        &t,
+        format!(
+            "{}\n{}\n{}\n",
+            header(),
+            ev(1, "c2s", init),
+            ev(2, "s2c", answer)
+        ),
+    )
+    .unwrap();
+    let r = Command::new(common::parity())
+        .args([
+            "replay",
+            t.to_str().unwrap(),
+            "--mcp",
+            "true",
+            "--timeout-ms",
+            "500",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        r.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+}
