@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 
 mod acp_zoo;
+mod facade;
 mod layer;
 mod zoo;
 
@@ -19,6 +20,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::mpsc;
 
 pub use acp_zoo::acp_catalogue;
+pub use facade::{facade_catalogue, find_facade_fault, FacadeFault};
 pub use zoo::catalogue;
 
 /// What to do after handling an input line.

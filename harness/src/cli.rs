@@ -60,6 +60,14 @@ enum Command {
         #[arg(long)]
         list: bool,
     },
+    /// Serve a faulty facade: the reference facade with one injected fault (used by selftest).
+    #[command(hide = true)]
+    FakeFacade {
+        /// Fault name (`parity fake --list` lists them).
+        fault: String,
+        #[command(flatten)]
+        args: FacadeArgs,
+    },
     /// Measure round trips and run times against baselines measured in the same run.
     Bench(crate::bench::BenchArgs),
     /// Baseline files of expected failures (docs/ci.md).
@@ -161,6 +169,51 @@ enum ReferenceCmd {
     Mcp(ReferenceArgs),
     /// The reference ACP v1 agent over stdio (tools through the `_parity/tool` extension method).
     Acp(ReferenceAcpArgs),
+    /// The reference session-gating facade over MCP Streamable HTTP (docs/facade.md). Prints
+    /// its endpoint URL as the first stdout line; stops on SIGTERM/SIGINT, or at EOF when
+    /// stdin is a pipe.
+    Facade(FacadeArgs),
+}
+
+/// Options of `parity reference facade` (and of the faulty facades).
+#[derive(clap::Args, Debug, Clone)]
+pub struct FacadeArgs {
+    /// The address to listen on; only loopback addresses are accepted.
+    #[arg(long, default_value = "127.0.0.1:0")]
+    pub listen: String,
+    /// The endpoint path.
+    #[arg(long, default_value = "/mcp")]
+    pub path: String,
+    /// How capabilities are published: `meta` (search_capabilities/execute_capability) or
+    /// `direct` (one MCP tool per capability).
+    #[arg(long, default_value = "meta", value_parser = ["meta", "direct"])]
+    pub catalogue: String,
+    /// Separator of prefixed names in the direct catalogue (`[A-Za-z0-9_.-]`).
+    #[arg(long, default_value = parity_reference::facade::DEFAULT_DIRECT_SEPARATOR)]
+    pub separator: String,
+    /// A downstream MCP stdio server, `NAME=COMMAND` (repeatable; the command is split like
+    /// a shell without expansion).
+    #[arg(long, value_name = "NAME=COMMAND")]
+    pub downstream: Vec<String>,
+    /// A session-bound echo source with this provider label and tool `echo_channel`
+    /// (repeatable; default: one, `echo`).
+    #[arg(long, value_name = "PROVIDER")]
+    pub session_source: Vec<String>,
+    /// Do not mount the reference dispatcher as the host-level source `parity`.
+    #[arg(long)]
+    pub no_dispatcher: bool,
+    /// Workspace root of the dispatcher's tools (default: a fresh temporary directory).
+    #[arg(long)]
+    pub root: Option<PathBuf>,
+    /// Append audit lines to this file (mode 0600) instead of stderr.
+    #[arg(long, value_name = "FILE")]
+    pub audit_log: Option<PathBuf>,
+    /// Enable the loopback admin hook (`POST /admin/mint`, `POST /admin/revoke`).
+    #[arg(long)]
+    pub admin: bool,
+    /// Response framing of requests: `json` or `sse`.
+    #[arg(long, default_value = "json", value_parser = ["json", "sse"])]
+    pub response: String,
 }
 
 #[derive(clap::Args, Debug, Clone)]
@@ -305,7 +358,10 @@ pub fn main() -> i32 {
     // Runs and the self-test use a multi-threaded runtime, since starting peers blocks.
     let single = matches!(
         cli.command,
-        Command::Reference { .. } | Command::Fake { .. } | Command::Bench(_)
+        Command::Reference { .. }
+            | Command::Fake { .. }
+            | Command::FakeFacade { .. }
+            | Command::Bench(_)
     );
     let runtime = if single {
         tokio::runtime::Builder::new_current_thread()
@@ -348,8 +404,18 @@ pub async fn dispatch(cli: Cli) -> i32 {
         Command::Reference { surface } => match surface {
             ReferenceCmd::Mcp(a) => serve_reference(a).await,
             ReferenceCmd::Acp(a) => serve_reference_acp(a).await,
+            ReferenceCmd::Facade(a) => serve_facade(a, None).await,
         },
         Command::Fake { fault, list } => cmd_fake(fault, list).await,
+        Command::FakeFacade { fault, args } => match parity_fakes::find_facade_fault(&fault) {
+            Some(f) => serve_facade(args, Some(f)).await,
+            None => {
+                eprintln!(
+                    "error: unknown faulty facade `{fault}`; `parity fake --list` lists them"
+                );
+                EXIT_USAGE
+            }
+        },
         Command::Bench(args) => crate::bench::run(args).await,
         Command::Baseline {
             action:
@@ -1488,6 +1554,165 @@ async fn serve_reference(args: ReferenceArgs) -> i32 {
     }
 }
 
+/// Serves the reference facade (or, with `fault`, the faulty facade built from it) until
+/// SIGTERM/SIGINT, or stdin EOF when stdin is a pipe. The first stdout line is the endpoint
+/// URL. Exit 0 after a clean stop, 2 for bad options (a non-loopback `--listen`, a bad
+/// `--downstream` or separator), 1 for a listener error.
+pub async fn serve_facade(args: FacadeArgs, fault: Option<parity_fakes::FacadeFault>) -> i32 {
+    use parity_reference::facade::{self, audit::AuditSink, http, registry::SessionTokens, source};
+    use std::sync::Arc;
+    let listener = match http::bind(&args.listen).await {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("error: --listen: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    if args.separator.is_empty()
+        || !args
+            .separator
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b))
+    {
+        eprintln!("error: --separator must be non-empty and use only A-Z a-z 0-9 _ . - (the MCP tool-name characters)");
+        return EXIT_USAGE;
+    }
+    let mut downstream = Vec::new();
+    for d in &args.downstream {
+        let Some((name, command)) = d.split_once('=') else {
+            eprintln!("error: --downstream `{d}`: expected NAME=COMMAND");
+            return EXIT_USAGE;
+        };
+        let words = match crate::peer::split_words(command) {
+            Ok(w) if !w.is_empty() => w,
+            Ok(_) => {
+                eprintln!("error: --downstream `{name}`: the command is empty");
+                return EXIT_USAGE;
+            }
+            Err(e) => {
+                eprintln!("error: --downstream `{name}`: {e}");
+                return EXIT_USAGE;
+            }
+        };
+        downstream.push(facade::downstream::DownstreamSpec {
+            name: name.to_owned(),
+            program: words[0].clone(),
+            args: words[1..].to_vec(),
+        });
+    }
+    let (root, _guard) = match reference_root(args.root.clone()) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: failed to prepare the reference workspace: {e}");
+            return EXIT_COULD_NOT_RUN;
+        }
+    };
+    let audit: Arc<dyn facade::audit::AuditLog> = match &args.audit_log {
+        Some(p) => match AuditSink::file(p) {
+            Ok(s) => Arc::new(s),
+            Err(e) => {
+                eprintln!("error: --audit-log {}: {e}", p.display());
+                return EXIT_USAGE;
+            }
+        },
+        None => Arc::new(AuditSink::stderr()),
+    };
+    let mut sources: Vec<Arc<dyn source::CapabilitySource>> = Vec::new();
+    if !args.no_dispatcher {
+        let dispatcher = Arc::new(parity_reference::dispatcher::Dispatcher::new(
+            parity_reference::dispatcher::DispatcherConfig::new(root),
+        ));
+        sources.push(Arc::new(source::DispatcherSource::new(
+            "parity", dispatcher,
+        )));
+    }
+    let labels = if args.session_source.is_empty() {
+        vec!["echo".to_owned()]
+    } else {
+        args.session_source.clone()
+    };
+    for label in labels {
+        sources.push(Arc::new(source::EchoSource::new(label, "echo_channel")));
+    }
+    let mut config = facade::FacadeConfig::new(Arc::new(SessionTokens::new()), sources, audit);
+    config.mode = if args.catalogue == "direct" {
+        facade::CatalogueMode::Direct
+    } else {
+        facade::CatalogueMode::Meta
+    };
+    config.separator = args.separator.clone();
+    config.downstream = downstream;
+    if let Some(f) = &fault {
+        (f.configure)(&mut config);
+    }
+    let started = Arc::new(facade::Facade::start(config).await);
+    let service: Arc<dyn http::McpService> = match &fault {
+        Some(f) => (f.wrap)(started),
+        None => started,
+    };
+    let addr = match listener.local_addr() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("error: the listener has no address: {e}");
+            return 1;
+        }
+    };
+    crate::outln!("http://{addr}{}", args.path);
+    let http_config = http::HttpConfig {
+        path: args.path.clone(),
+        admin: args.admin,
+        response: if args.response == "sse" {
+            http::ResponseMode::Sse
+        } else {
+            http::ResponseMode::Json
+        },
+        ..http::HttpConfig::default()
+    };
+    match http::serve(listener, service, http_config, facade_stop()).await {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("parity reference facade: {e}");
+            1
+        }
+    }
+}
+
+/// Completes on SIGTERM or SIGINT, or at EOF of stdin when stdin is a pipe (the harness
+/// closes it first in the stdio shutdown sequence).
+async fn facade_stop() {
+    use std::os::unix::fs::FileTypeExt;
+    use tokio::io::AsyncReadExt;
+    let stdin_is_pipe = std::fs::metadata("/dev/stdin")
+        .map(|m| m.file_type().is_fifo())
+        .unwrap_or(false);
+    let eof = async move {
+        if !stdin_is_pipe {
+            return std::future::pending::<()>().await;
+        }
+        let mut stdin = tokio::io::stdin();
+        let mut buf = [0u8; 1024];
+        loop {
+            match stdin.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+        }
+    };
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        () = eof => {}
+        () = term => {}
+        _ = tokio::signal::ctrl_c() => {}
+    }
+}
+
 async fn serve_reference_acp(args: ReferenceAcpArgs) -> i32 {
     let (root, _guard) = match reference_root(args.root) {
         Ok(r) => r,
@@ -1533,6 +1758,14 @@ async fn cmd_fake(fault: Option<String>, list: bool) -> i32 {
         }
         for f in parity_fakes::acp_catalogue() {
             crate::outln!("{:<28} {}", f.name, f.description);
+        }
+        for f in parity_fakes::facade_catalogue() {
+            crate::outln!(
+                "{:<28} {} (serve with `parity fake-facade {}`)",
+                f.name,
+                f.description,
+                f.name
+            );
         }
         crate::outln!(
             "{:<28} starts a `setsid sleep 600` grandchild, then serves the reference",

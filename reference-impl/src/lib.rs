@@ -22,4 +22,5 @@
 
 pub mod acp;
 pub mod dispatcher;
+pub mod facade;
 pub mod mcp;

@@ -34,7 +34,7 @@
 //! `exec` child is killed), queued output is flushed and [`serve`] returns `Ok(())`.
 
 pub(crate) mod framing;
-mod server;
+pub(crate) mod server;
 
 use std::io;
 use std::sync::Arc;

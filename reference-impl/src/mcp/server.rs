@@ -22,9 +22,9 @@ const INVALID_PARAMS: i64 = -32602;
 /// 2026-07-28 `UnsupportedProtocolVersionError`.
 const UNSUPPORTED_VERSION: i64 = -32022;
 
-const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+pub(crate) const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
-const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+pub(crate) const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
 const CURSOR_PREFIX: &str = "parity-tools:";
 
@@ -609,7 +609,7 @@ fn decode_cursor(cursor: &str, len: usize) -> Option<usize> {
 
 /// Checks the 2026-07-28 per-request `_meta`: protocol version (present, a string,
 /// supported) and client capabilities (present, an object).
-fn check_meta(id: &Value, params: Option<&Value>) -> Result<(), Value> {
+pub(crate) fn check_meta(id: &Value, params: Option<&Value>) -> Result<(), Value> {
     let invalid = |message: String| error(id.clone(), INVALID_PARAMS, message);
     let params = match params {
         None => {
