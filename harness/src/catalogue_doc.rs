@@ -100,7 +100,7 @@ fn proven_by(id: &str) -> Vec<String> {
 
 fn kind(k: CheckKind) -> &'static str {
     match k {
-        CheckKind::Active(_) => "active",
+        CheckKind::Active(_) | CheckKind::Facade(_) => "active",
         CheckKind::Monitor(_) => "monitor",
     }
 }

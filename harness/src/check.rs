@@ -200,6 +200,8 @@ pub enum CheckKind {
     Active(ActiveFn),
     /// Watches the frames of every session of the era (and one session of its own).
     Monitor(MonitorFn),
+    /// Drives a facade over HTTP (the `facade` profile, `crate::facade`).
+    Facade(crate::facade::FacadeFn),
 }
 
 /// Which revisions a check applies to.
@@ -279,6 +281,8 @@ impl Check {
             format!("https://www.jsonrpc.org/specification{rest}")
         } else if let Some(rest) = self.section.strip_prefix("acp:") {
             format!("https://agentclientprotocol.com/protocol/v1/{rest}")
+        } else if let Some(rest) = self.section.strip_prefix("seed-rules#") {
+            format!("docs/facade.md#rule-{rest}")
         } else if let Some(rest) = self.section.strip_prefix("rfc8259") {
             format!("https://www.rfc-editor.org/rfc/rfc8259{rest}")
         } else {

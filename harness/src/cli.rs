@@ -253,9 +253,9 @@ struct RunArgs {
     /// The ACP agent's tool extension method (default `_parity/tool`).
     #[arg(long)]
     tool_method: Option<String>,
-    /// Profiles to run: mcp, acp, equivalence (repeatable; default: every profile the target's
+    /// Profiles to run: mcp, acp, equivalence, facade (repeatable; default: every profile the target's
     /// surfaces allow).
-    #[arg(long, value_parser = ["mcp", "acp", "equivalence"])]
+    #[arg(long, value_parser = ["mcp", "acp", "equivalence", "facade"])]
     profile: Vec<String>,
     /// Generated equivalence: cases per tool (default 100; 0 turns generation off).
     #[arg(long)]
@@ -716,8 +716,15 @@ fn run_target(args: &RunArgs) -> Result<crate::target::Target, String> {
     Ok(target)
 }
 
+/// Whether the facade profile can run: the bundled reference facade, or an HTTP surface
+/// with `[facade]` declarations.
+fn facade_ready(target: &crate::target::Target) -> bool {
+    target.reference_facade.is_some() || (target.http.is_some() && target.facade.is_some())
+}
+
 /// The profiles to run: `--profile`, else the target's, else every profile its surfaces allow
-/// (`mcp` with an MCP surface, `acp` with an ACP surface, `equivalence` with both).
+/// (`mcp` with an MCP surface, `acp` with an ACP surface, `equivalence` with both, `facade`
+/// with an HTTP surface and `[facade]`).
 fn run_profiles(args: &RunArgs, target: &crate::target::Target) -> Result<Vec<String>, String> {
     let mut profiles = if !args.profile.is_empty() {
         args.profile.clone()
@@ -734,6 +741,9 @@ fn run_profiles(args: &RunArgs, target: &crate::target::Target) -> Result<Vec<St
         if target.mcp.is_some() && target.acp.is_some() {
             p.push("equivalence".to_string());
         }
+        if facade_ready(target) {
+            p.push("facade".to_string());
+        }
         p
     };
     profiles.dedup();
@@ -741,6 +751,7 @@ fn run_profiles(args: &RunArgs, target: &crate::target::Target) -> Result<Vec<St
         let ok = match p.as_str() {
             "mcp" => target.mcp.is_some(),
             "acp" => target.acp.is_some(),
+            "facade" => facade_ready(target),
             // Two surfaces at least: an MCP server counts once per era it speaks (known only
             // once it runs), an ACP agent once.
             _ => target.mcp.is_some(),
@@ -749,6 +760,7 @@ fn run_profiles(args: &RunArgs, target: &crate::target::Target) -> Result<Vec<St
             return Err(match p.as_str() {
                 "mcp" => "profile mcp needs an MCP surface (--mcp or [surfaces.mcp]), and the target has none".to_string(),
                 "acp" => "profile acp needs an ACP surface (--acp or [surfaces.acp]), and the target has none".to_string(),
+                "facade" => "profile facade needs [surfaces.http] (the facade's url or command) and [facade] (hooks and declarations, docs/facade.md)".to_string(),
                 _ => "profile equivalence needs two surfaces: an MCP surface (each protocol era it speaks counts) beside an ACP surface, or an MCP server that speaks both eras".to_string(),
             });
         }
@@ -1032,6 +1044,20 @@ async fn cmd_run(args: RunArgs) -> i32 {
                     }
                 }
             }
+            "facade" => match run_facade_profile(&target, &opts).await {
+                Ok(r) => {
+                    if r.eras.is_empty() {
+                        could_not_run.push(format!(
+                            "the facade did not start, or did not answer initialize: {}",
+                            r.notes.join("; ")
+                        ));
+                    }
+                    merge(&mut report, r);
+                }
+                Err(e) => {
+                    could_not_run.push(format!("the facade did not start: {e}"));
+                }
+            },
             _ => {
                 let r = run_equivalence(&args, &target, &opts, &scenarios, is_reference).await;
                 match r {
@@ -1170,6 +1196,32 @@ fn show_list(v: &[String]) -> String {
         "none".to_string()
     } else {
         v.join(", ")
+    }
+}
+
+/// The facade profile of a run: the bundled reference facade, a facade at a URL, or one
+/// parity starts from `[surfaces.http] command` (shut down afterwards).
+///
+/// Errors: the facade command could not start or printed no URL.
+async fn run_facade_profile(
+    target: &crate::target::Target,
+    opts: &RunOptions,
+) -> Result<crate::run::RunReport, String> {
+    use crate::facade::{run_facade, run_reference, start, FacadeSource};
+    if let Some(form) = target.reference_facade {
+        return run_reference(None, form, opts).await;
+    }
+    let (Some(http), Some(decl)) = (&target.http, &target.facade) else {
+        return Err("the target has no [surfaces.http] with [facade]".into());
+    };
+    match &http.source {
+        FacadeSource::Url(url) => Ok(run_facade(&target.name, url, decl, opts).await),
+        FacadeSource::Command(spec) => {
+            let mut started = start(spec, opts.timing.case).await?;
+            let r = run_facade(&target.name, &started.url, decl, opts).await;
+            started.peer.shutdown(opts.timing.grace).await;
+            Ok(r)
+        }
     }
 }
 
@@ -1459,7 +1511,7 @@ fn cmd_list(as_json: bool, markdown: bool, scenario_dirs: &[PathBuf]) -> i32 {
                 json!({
                     "id": c.id,
                     "binding": binding,
-                    "kind": match c.kind { CheckKind::Active(_) => "active", CheckKind::Monitor(_) => "monitor" },
+                    "kind": match c.kind { CheckKind::Active(_) | CheckKind::Facade(_) => "active", CheckKind::Monitor(_) => "monitor" },
                     "level": c.level.as_str(),
                     "revisions": c.revs.describe(),
                     "capability": c.capability,

@@ -13,9 +13,11 @@ pub mod checks_acp;
 pub mod checks_mcp;
 pub mod cli;
 pub mod equivalence;
+pub mod facade;
 /// Generated tool-call arguments from JSON Schema, run seeded with shrinking (generated equivalence).
 pub mod gen;
 pub mod html;
+pub mod http;
 pub mod junit;
 pub mod logging;
 pub mod mcp;

@@ -836,6 +836,76 @@ pub fn signal_pid(pid: u32, sig: i32) {
     }
 }
 
+/// Runs a hook command (a facade's mint or revoke command, `docs/facade.md`) to completion
+/// with stdin closed and returns its stdout, at most 64 KiB, trimmed of surrounding
+/// whitespace. The child runs in its own process group and is killed (with its group) when
+/// `timeout` passes.
+///
+/// Errors: the program cannot start, it runs past `timeout`, or it exits non-zero (the
+/// message carries the exit status and the last stderr line).
+pub async fn run_hook(spec: &PeerSpec, timeout: Duration) -> Result<String, String> {
+    use tokio::io::AsyncReadExt;
+    let mut cmd = tokio::process::Command::new(&spec.program);
+    cmd.args(&spec.args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    for (k, v) in &spec.env {
+        cmd.env(k, v);
+    }
+    if let Some(dir) = &spec.cwd {
+        cmd.current_dir(dir);
+    }
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot start `{}`: {e}", spec.program))?;
+    let pid = child.id();
+    let (Some(mut out), Some(mut err)) = (child.stdout.take(), child.stderr.take()) else {
+        return Err("the hook has no pipes".into());
+    };
+    let work = async {
+        let mut stdout = Vec::new();
+        let mut stderr = Vec::new();
+        let mut out = (&mut out).take(64 * 1024);
+        let mut err = (&mut err).take(64 * 1024);
+        let (_, _, status) = tokio::join!(
+            out.read_to_end(&mut stdout),
+            err.read_to_end(&mut stderr),
+            child.wait()
+        );
+        (stdout, stderr, status)
+    };
+    match tokio::time::timeout(timeout, work).await {
+        Ok((stdout, _, Ok(status))) if status.success() => {
+            Ok(String::from_utf8_lossy(&stdout).trim().to_owned())
+        }
+        Ok((_, stderr, status)) => {
+            let last = String::from_utf8_lossy(&stderr)
+                .lines()
+                .last()
+                .unwrap_or_default()
+                .to_owned();
+            let status = match status {
+                Ok(s) => s.to_string(),
+                Err(e) => e.to_string(),
+            };
+            Err(format!("`{}` failed ({status}): {last}", spec.display()))
+        }
+        Err(_) => {
+            if let Some(p) = pid.and_then(|p| i32::try_from(p).ok()) {
+                signal_group(p, libc::SIGKILL);
+            }
+            Err(format!(
+                "`{}` ran past {} ms",
+                spec.display(),
+                timeout.as_millis()
+            ))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

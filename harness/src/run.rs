@@ -528,7 +528,7 @@ struct Planned {
     revision: String,
 }
 
-fn case_id(binding: &str, check: &str, revision: &str) -> String {
+pub(crate) fn case_id(binding: &str, check: &str, revision: &str) -> String {
     format!("{check}@{binding}#{revision}")
 }
 
@@ -871,7 +871,7 @@ async fn run_active(
             } else {
                 match p.check.kind {
                     CheckKind::Active(f) => tokio::time::timeout(timing.case, f(&ctx)).await.ok(),
-                    CheckKind::Monitor(_) => Some(Finding::not_run(
+                    CheckKind::Monitor(_) | CheckKind::Facade(_) => Some(Finding::not_run(
                         "a monitor is not an active check",
                         Vec::new(),
                     )),
@@ -1024,7 +1024,7 @@ async fn monitor_session(ctx: &Ctx) -> bool {
     true
 }
 
-fn to_result(
+pub(crate) fn to_result(
     binding: &str,
     check: &Check,
     revision: &str,
@@ -1035,7 +1035,7 @@ fn to_result(
     CaseResult {
         id: case_id(binding, check.id, revision),
         kind: match check.kind {
-            CheckKind::Active(_) => CaseKind::Active,
+            CheckKind::Active(_) | CheckKind::Facade(_) => CaseKind::Active,
             CheckKind::Monitor(_) => CaseKind::Monitor,
         },
         check: check.id.to_string(),

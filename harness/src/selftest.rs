@@ -16,11 +16,12 @@ use std::collections::BTreeMap;
 /// The equivalence checks: one per kind of equivalence case.
 pub const EQUIVALENCE_CHECKS: [&str; 2] = ["equivalence.scenario", "equivalence.generated"];
 
-/// Every check of the self-test, in order: MCP, ACP, equivalence; with its level.
+/// Every check of the self-test, in order: MCP, ACP, facade, equivalence; with its level.
 pub fn all_checks() -> Vec<(String, Level)> {
     let mut v: Vec<(String, Level)> = checks_mcp::catalogue()
         .iter()
         .chain(checks_acp::catalogue().iter())
+        .chain(crate::facade::catalogue().iter())
         .map(|c| (c.id.to_string(), c.level))
         .collect();
     v.extend(
@@ -234,8 +235,44 @@ pub async fn rows(jobs: usize) -> Vec<Row> {
             }
         }
     }
+    // Faulty facades: two at a time, each against the facade checks it must trip.
+    let facade_faults = parity_fakes::facade_catalogue();
+    for pair in facade_faults.chunks(2) {
+        let mut set = tokio::task::JoinSet::new();
+        for f in pair {
+            let Ok(o) = opts(f.checks.iter().map(|s| s.to_string()).collect()) else {
+                continue;
+            };
+            let name = f.name;
+            set.spawn(async move {
+                let report = crate::facade::run_reference(
+                    Some(name),
+                    crate::facade::CatalogueForm::Meta,
+                    &o,
+                )
+                .await
+                .ok();
+                (name, report)
+            });
+        }
+        while let Some(joined) = set.join_next().await {
+            let Ok((name, Some(report))) = joined else {
+                continue;
+            };
+            for (check, v) in worst_per_check(&report) {
+                if let Some(r) = rows.get_mut(&check) {
+                    r.caught_by.push((name.to_string(), v));
+                }
+            }
+        }
+    }
     let mut reference_reports = Vec::new();
     if let Ok(clean) = opts(Vec::new()) {
+        if let Ok(report) =
+            crate::facade::run_reference(None, crate::facade::CatalogueForm::Meta, &clean).await
+        {
+            reference_reports.push(report);
+        }
         if let Ok(report) = run_mcp(reference_target(), &clean).await {
             reference_reports.push(report);
         }

@@ -46,7 +46,7 @@ use std::path::Path;
 use toml::Spanned;
 
 /// The profiles a target may name.
-pub const PROFILES: [&str; 3] = ["mcp", "acp", "equivalence"];
+pub const PROFILES: [&str; 4] = ["mcp", "acp", "equivalence", "facade"];
 
 /// A target file error: `file:line:col: key: message`, or `file: message` when no line applies
 /// (the file could not be read).
@@ -90,6 +90,31 @@ struct Raw {
     surfaces: RawSurfaces,
     #[serde(default)]
     equivalence: RawEquivalence,
+    facade: Option<RawFacade>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFacade {
+    catalogue: Option<Spanned<String>>,
+    admin: Option<Spanned<String>>,
+    mint_command: Option<Spanned<String>>,
+    revoke_command: Option<Spanned<String>>,
+    bad_token: Option<Spanned<String>>,
+    remint: Option<Spanned<String>>,
+    session_tool: Spanned<String>,
+    session_arguments: Option<Spanned<toml::Value>>,
+    invalid_arguments: Spanned<toml::Value>,
+    canary_argument: Option<String>,
+    audit_log: Option<String>,
+    topology: Option<RawTopology>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTopology {
+    anonymous: Vec<String>,
+    session: Vec<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -156,7 +181,8 @@ struct RawAcp {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawHttp {
-    url: Spanned<String>,
+    url: Option<Spanned<String>>,
+    command: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -200,6 +226,14 @@ pub struct AcpSurface {
     pub rules: AcpRules,
 }
 
+/// The MCP Streamable HTTP surface of a target: a URL, or a command parity starts that
+/// prints its URL as the first stdout line.
+#[derive(Debug, Clone)]
+pub struct HttpSurface {
+    /// Where the endpoint comes from.
+    pub source: crate::facade::FacadeSource,
+}
+
 /// Equivalence settings.
 #[derive(Debug, Clone, Default)]
 pub struct Equivalence {
@@ -236,6 +270,13 @@ pub struct Target {
     pub acp: Option<AcpSurface>,
     /// Equivalence settings.
     pub equivalence: Equivalence,
+    /// The MCP Streamable HTTP surface.
+    pub http: Option<HttpSurface>,
+    /// Facade declarations (`[facade]`); with `http`, the facade profile runs.
+    pub facade: Option<crate::facade::FacadeDecl>,
+    /// The bundled reference facade in this catalogue form is started for the facade
+    /// profile (set only by [`reference`]).
+    pub reference_facade: Option<crate::facade::CatalogueForm>,
 }
 
 fn line_col(text: &str, offset: usize) -> (usize, usize) {
@@ -420,11 +461,51 @@ pub fn parse(file: &str, text: &str) -> Result<Target, TargetError> {
         target.profiles.push(p.get_ref().clone());
     }
     if let Some(h) = &raw.surfaces.http {
-        return Err(err_at(
-            h.url.span().start,
-            "surfaces.http.url",
-            "MCP over Streamable HTTP is not supported by this parity yet (it arrives with the session-gating facade); remove the table".into(),
-        ));
+        let source = match (&h.url, &h.command) {
+            (Some(u), None) => {
+                let url = u.get_ref().trim();
+                if !url.starts_with("http://") {
+                    return Err(err_at(
+                        u.span().start,
+                        "surfaces.http.url",
+                        format!("{url:?} is not an http:// URL (parity talks to loopback endpoints without TLS)"),
+                    ));
+                }
+                crate::facade::FacadeSource::Url(url.to_owned())
+            }
+            (None, Some(c)) => {
+                let cmd = command(c, "surfaces.http.command")?;
+                crate::facade::FacadeSource::Command(
+                    crate::peer::PeerSpec::from_command_line(&cmd)
+                        .map_err(|e| err_at(c.span().start, "surfaces.http.command", e))?,
+                )
+            }
+            (Some(u), Some(_)) => {
+                return Err(err_at(
+                    u.span().start,
+                    "surfaces.http",
+                    "give either `url` or `command`, not both".into(),
+                ))
+            }
+            (None, None) => {
+                return Err(err_at(
+                    text.find("[surfaces.http]").unwrap_or(0),
+                    "surfaces.http",
+                    "give `url` (a running endpoint) or `command` (parity starts it; it prints its URL first)".into(),
+                ))
+            }
+        };
+        target.http = Some(HttpSurface { source });
+    }
+    if let Some(f) = &raw.facade {
+        target.facade = Some(facade_decl(f, &err_at)?);
+        if target.http.is_none() {
+            return Err(err_at(
+                text.find("[facade]").unwrap_or(0),
+                "facade",
+                "[facade] needs [surfaces.http] (the facade's url or command)".into(),
+            ));
+        }
     }
     if let Some(m) = &raw.surfaces.mcp {
         let eras = match m
@@ -493,11 +574,11 @@ pub fn parse(file: &str, text: &str) -> Result<Target, TargetError> {
             },
         });
     }
-    if target.mcp.is_none() && target.acp.is_none() {
+    if target.mcp.is_none() && target.acp.is_none() && target.http.is_none() {
         return Err(err_at(
             0,
             "surfaces",
-            "the target names no surface: add [surfaces.mcp] and/or [surfaces.acp]".into(),
+            "the target names no surface: add [surfaces.mcp], [surfaces.acp] and/or [surfaces.http]".into(),
         ));
     }
     let e = &raw.equivalence;
@@ -514,6 +595,126 @@ pub fn parse(file: &str, text: &str) -> Result<Target, TargetError> {
         compare_messages: e.compare_messages,
     };
     Ok(target)
+}
+
+/// A TOML table value as JSON (for the facade's argument objects).
+fn toml_to_json(v: &toml::Value) -> serde_json::Value {
+    match v {
+        toml::Value::String(s) => serde_json::Value::from(s.clone()),
+        toml::Value::Integer(i) => serde_json::Value::from(*i),
+        toml::Value::Float(f) => serde_json::Value::from(*f),
+        toml::Value::Boolean(b) => serde_json::Value::from(*b),
+        toml::Value::Datetime(d) => serde_json::Value::from(d.to_string()),
+        toml::Value::Array(a) => a.iter().map(toml_to_json).collect(),
+        toml::Value::Table(t) => serde_json::Value::Object(
+            t.iter()
+                .map(|(k, v)| (k.clone(), toml_to_json(v)))
+                .collect(),
+        ),
+    }
+}
+
+fn facade_decl(
+    f: &RawFacade,
+    err_at: &dyn Fn(usize, &str, String) -> TargetError,
+) -> Result<crate::facade::FacadeDecl, TargetError> {
+    use crate::facade::{BadToken, CatalogueForm, FacadeDecl, Hooks, Remint, Topology};
+    let pick = |v: &Option<Spanned<String>>,
+                key: &str,
+                allowed: &[&str]|
+     -> Result<Option<String>, TargetError> {
+        match v {
+            None => Ok(None),
+            Some(s) if allowed.contains(&s.get_ref().as_str()) => Ok(Some(s.get_ref().clone())),
+            Some(s) => Err(err_at(
+                s.span().start,
+                key,
+                format!(
+                    "unknown value {:?} (one of: {})",
+                    s.get_ref(),
+                    allowed.join(", ")
+                ),
+            )),
+        }
+    };
+    let catalogue = match pick(&f.catalogue, "facade.catalogue", &["meta", "direct"])?.as_deref() {
+        Some("direct") => CatalogueForm::Direct,
+        _ => CatalogueForm::Meta,
+    };
+    let bad_token = match pick(&f.bad_token, "facade.bad_token", &["anonymous", "401"])?.as_deref()
+    {
+        Some("401") => BadToken::Unauthorized,
+        _ => BadToken::Anonymous,
+    };
+    let remint = match pick(&f.remint, "facade.remint", &["coexist", "replace"])?.as_deref() {
+        Some("replace") => Remint::Replace,
+        _ => Remint::Coexist,
+    };
+    let hooks = match (&f.admin, &f.mint_command, &f.revoke_command) {
+        (Some(a), None, None) => {
+            let v = a.get_ref().trim();
+            if v != "same-origin" && !v.starts_with("http://") {
+                return Err(err_at(
+                    a.span().start,
+                    "facade.admin",
+                    format!("{v:?} is neither an http:// URL nor \"same-origin\""),
+                ));
+            }
+            Hooks::Admin(if v == "same-origin" { String::new() } else { v.to_owned() })
+        }
+        (None, Some(m), Some(r)) => Hooks::Commands {
+            mint: m.get_ref().clone(),
+            revoke: r.get_ref().clone(),
+        },
+        (Some(a), _, _) => {
+            return Err(err_at(
+                a.span().start,
+                "facade.admin",
+                "give either `admin` or `mint_command` and `revoke_command`, not both".into(),
+            ))
+        }
+        (None, Some(m), None) => {
+            return Err(err_at(m.span().start, "facade.revoke_command", "`mint_command` needs `revoke_command` too".into()))
+        }
+        (None, None, Some(r)) => {
+            return Err(err_at(r.span().start, "facade.mint_command", "`revoke_command` needs `mint_command` too".into()))
+        }
+        (None, None, None) => {
+            return Err(err_at(
+                f.session_tool.span().start,
+                "facade",
+                "give the token hooks: `admin` (parity's admin hook, or \"same-origin\") or `mint_command` and `revoke_command`".into(),
+            ))
+        }
+    };
+    let object = |v: &Spanned<toml::Value>, key: &str| -> Result<serde_json::Value, TargetError> {
+        match v.get_ref() {
+            t @ toml::Value::Table(_) => Ok(toml_to_json(t)),
+            _ => Err(err_at(
+                v.span().start,
+                key,
+                "must be a table (the tool's arguments)".into(),
+            )),
+        }
+    };
+    Ok(FacadeDecl {
+        catalogue,
+        hooks,
+        bad_token,
+        remint,
+        session_tool: f.session_tool.get_ref().clone(),
+        session_arguments: match &f.session_arguments {
+            Some(v) => object(v, "facade.session_arguments")?,
+            None => serde_json::json!({}),
+        },
+        invalid_arguments: object(&f.invalid_arguments, "facade.invalid_arguments")?,
+        canary_argument: f.canary_argument.clone(),
+        audit_log: f.audit_log.as_ref().map(std::path::PathBuf::from),
+        topology: f.topology.as_ref().map(|t| Topology {
+            anonymous: t.anonymous.clone(),
+            session: t.session.clone(),
+        }),
+    })
 }
 
 /// Reads and parses a target file.
@@ -557,6 +758,7 @@ pub fn reference() -> Target {
             stateful: vec!["write_file".into()],
             ..Equivalence::default()
         },
+        reference_facade: Some(crate::facade::CatalogueForm::Meta),
         ..Target::default()
     }
 }
