@@ -9,7 +9,7 @@
 //! robustness rule (no spec keyword, but real clients break on it) warns.
 
 use crate::mcp::{Client, Era, Reply};
-use crate::peer::{Peer, PeerSpec, ShutdownGrace, ShutdownReport};
+use crate::peer::{Peer, PeerError, PeerSpec, ShutdownGrace, ShutdownReport};
 use crate::wire::{Dir, WireEvent};
 use serde::Serialize;
 use serde_json::Value;
@@ -327,9 +327,41 @@ pub struct McpTarget {
     /// reference's is `wait_for_cancel`); without one the cancel check cancels an ordinary
     /// prompt at once.
     pub cancel_prompt: Option<String>,
+    /// MCP over Streamable HTTP: the endpoint URL. Set, sessions go through
+    /// [`crate::http_bridge`] instead of starting `spec`, and cases are of binding
+    /// `mcp-http`.
+    pub http: Option<String>,
 }
 
+/// The binding of MCP cases over Streamable HTTP.
+pub const HTTP_BINDING: &str = "mcp-http";
+
 impl McpTarget {
+    /// The binding of this target's MCP cases: `mcp-http` or `mcp-stdio`.
+    pub fn binding(&self) -> &'static str {
+        if self.http.is_some() {
+            HTTP_BINDING
+        } else {
+            crate::checks_mcp::BINDING
+        }
+    }
+
+    /// Starts a session peer: the command of `spec`, or a bridge to the HTTP endpoint
+    /// (each POST bounded by `deadline`).
+    ///
+    /// Errors: the process cannot start, or the URL is not an `http://` URL.
+    pub fn start_peer(&self, deadline: Duration) -> Result<Peer, PeerError> {
+        match &self.http {
+            Some(url) => crate::http_bridge::peer(url, self.spec.line_cap, deadline).map_err(|e| {
+                PeerError::Spawn {
+                    command: url.clone(),
+                    source: std::io::Error::new(std::io::ErrorKind::InvalidInput, e),
+                }
+            }),
+            None => Peer::spawn(&self.spec),
+        }
+    }
+
     /// A target started by `spec`, declaring nothing.
     pub fn new(name: impl Into<String>, spec: PeerSpec) -> McpTarget {
         McpTarget {
@@ -339,6 +371,7 @@ impl McpTarget {
             reference: false,
             tool_method: None,
             cancel_prompt: None,
+            http: None,
         }
     }
 }
@@ -438,7 +471,9 @@ impl Ctx {
 
     /// Starts a fresh peer with no handshake.
     pub fn start_raw(&self) -> Result<Client, Finding> {
-        let peer = Peer::spawn(&self.target.spec)
+        let peer = self
+            .target
+            .start_peer(self.timing.case)
             .map_err(|e| Finding::not_run(e.to_string(), Vec::new()))?;
         if let (Some(pid), Ok(mut live)) = (peer.pid(), self.live.lock()) {
             live.push((u64::from(pid), peer.log_handle()));

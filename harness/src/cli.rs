@@ -68,6 +68,15 @@ enum Command {
         #[command(flatten)]
         args: FacadeArgs,
     },
+    /// Serve a faulty MCP server over Streamable HTTP: the reference facade with one injected
+    /// HTTP fault (used by selftest).
+    #[command(hide = true)]
+    FakeHttp {
+        /// Fault name (`parity fake --list` lists them).
+        fault: String,
+        #[command(flatten)]
+        args: FacadeArgs,
+    },
     /// Measure round trips and run times against baselines measured in the same run.
     Bench(crate::bench::BenchArgs),
     /// Baseline files of expected failures (docs/ci.md).
@@ -246,6 +255,11 @@ struct RunArgs {
     /// Default: this binary's `reference mcp` (when neither --target nor --acp is given).
     #[arg(long)]
     mcp: Option<String>,
+    /// An MCP server over Streamable HTTP to check (profile mcp-http), e.g.
+    /// `http://127.0.0.1:8080/mcp`. Default for the bundled reference: `reference facade
+    /// --catalogue direct`, started by parity.
+    #[arg(long, value_name = "URL")]
+    url: Option<String>,
     /// The ACP agent command to check. Default: this binary's `reference acp` (when neither
     /// --target nor --mcp is given).
     #[arg(long)]
@@ -253,9 +267,9 @@ struct RunArgs {
     /// The ACP agent's tool extension method (default `_parity/tool`).
     #[arg(long)]
     tool_method: Option<String>,
-    /// Profiles to run: mcp, acp, equivalence, facade (repeatable; default: every profile the target's
+    /// Profiles to run: mcp, acp, equivalence, mcp-http, facade (repeatable; default: every profile the target's
     /// surfaces allow).
-    #[arg(long, value_parser = ["mcp", "acp", "equivalence", "facade"])]
+    #[arg(long, value_parser = ["mcp", "acp", "equivalence", "mcp-http", "facade"])]
     profile: Vec<String>,
     /// Generated equivalence: cases per tool (default 100; 0 turns generation off).
     #[arg(long)]
@@ -361,6 +375,7 @@ pub fn main() -> i32 {
         Command::Reference { .. }
             | Command::Fake { .. }
             | Command::FakeFacade { .. }
+            | Command::FakeHttp { .. }
             | Command::Bench(_)
     );
     let runtime = if single {
@@ -404,11 +419,11 @@ pub async fn dispatch(cli: Cli) -> i32 {
         Command::Reference { surface } => match surface {
             ReferenceCmd::Mcp(a) => serve_reference(a).await,
             ReferenceCmd::Acp(a) => serve_reference_acp(a).await,
-            ReferenceCmd::Facade(a) => serve_facade(a, None).await,
+            ReferenceCmd::Facade(a) => serve_facade(a, None, None).await,
         },
         Command::Fake { fault, list } => cmd_fake(fault, list).await,
         Command::FakeFacade { fault, args } => match parity_fakes::find_facade_fault(&fault) {
-            Some(f) => serve_facade(args, Some(f)).await,
+            Some(f) => serve_facade(args, Some(f), None).await,
             None => {
                 eprintln!(
                     "error: unknown faulty facade `{fault}`; `parity fake --list` lists them"
@@ -416,6 +431,15 @@ pub async fn dispatch(cli: Cli) -> i32 {
                 EXIT_USAGE
             }
         },
+        Command::FakeHttp { fault, args } => {
+            match parity_fakes::find_http_fault(&fault) {
+                Some(f) => serve_facade(args, None, Some(f)).await,
+                None => {
+                    eprintln!("error: unknown faulty HTTP server `{fault}`; `parity fake --list` lists them");
+                    EXIT_USAGE
+                }
+            }
+        }
         Command::Bench(args) => crate::bench::run(args).await,
         Command::Baseline {
             action:
@@ -617,6 +641,7 @@ pub fn reference_target() -> McpTarget {
         reference: true,
         tool_method: None,
         cancel_prompt: None,
+        http: None,
     }
 }
 
@@ -646,13 +671,19 @@ fn run_target(args: &RunArgs) -> Result<crate::target::Target, String> {
     use crate::target::{AcpSurface, McpSurface, Target};
     let mut target = match &args.target {
         Some(path) => crate::target::load(path).map_err(|e| e.to_string())?,
-        None if args.mcp.is_none() && args.acp.is_none() => crate::target::reference(),
+        None if args.mcp.is_none() && args.acp.is_none() && args.url.is_none() => {
+            crate::target::reference()
+        }
         None => Target {
-            name: [args.mcp.as_deref(), args.acp.as_deref()]
-                .into_iter()
-                .flatten()
-                .collect::<Vec<_>>()
-                .join(" + "),
+            name: [
+                args.mcp.as_deref(),
+                args.acp.as_deref(),
+                args.url.as_deref(),
+            ]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(" + "),
             ..Target::default()
         },
     };
@@ -677,6 +708,17 @@ fn run_target(args: &RunArgs) -> Result<crate::target::Target, String> {
             cancel_prompt: old.as_ref().and_then(|a| a.cancel_prompt.clone()),
             rules: old.map(|a| a.rules).unwrap_or_default(),
         });
+    }
+    if let Some(url) = &args.url {
+        if !url.starts_with("http://") {
+            return Err(format!(
+                "--url: {url:?} is not an http:// URL (parity talks to loopback endpoints without TLS)"
+            ));
+        }
+        target.http = Some(crate::target::HttpSurface {
+            source: crate::facade::FacadeSource::Url(url.clone()),
+        });
+        target.reference_facade = None;
     }
     let bundled = args.target.is_none() && args.mcp.is_none() && args.acp.is_none();
     if let Some(m) = &args.tool_method {
@@ -741,6 +783,9 @@ fn run_profiles(args: &RunArgs, target: &crate::target::Target) -> Result<Vec<St
         if target.mcp.is_some() && target.acp.is_some() {
             p.push("equivalence".to_string());
         }
+        if target.http.is_some() || target.reference_facade.is_some() {
+            p.push("mcp-http".to_string());
+        }
         if facade_ready(target) {
             p.push("facade".to_string());
         }
@@ -752,6 +797,7 @@ fn run_profiles(args: &RunArgs, target: &crate::target::Target) -> Result<Vec<St
             "mcp" => target.mcp.is_some(),
             "acp" => target.acp.is_some(),
             "facade" => facade_ready(target),
+            "mcp-http" => target.http.is_some() || target.reference_facade.is_some(),
             // Two surfaces at least: an MCP server counts once per era it speaks (known only
             // once it runs), an ACP agent once.
             _ => target.mcp.is_some(),
@@ -760,6 +806,7 @@ fn run_profiles(args: &RunArgs, target: &crate::target::Target) -> Result<Vec<St
             return Err(match p.as_str() {
                 "mcp" => "profile mcp needs an MCP surface (--mcp or [surfaces.mcp]), and the target has none".to_string(),
                 "acp" => "profile acp needs an ACP surface (--acp or [surfaces.acp]), and the target has none".to_string(),
+                "mcp-http" => "profile mcp-http needs an MCP server over Streamable HTTP (--url or [surfaces.http])".to_string(),
                 "facade" => "profile facade needs [surfaces.http] (the facade's url or command) and [facade] (hooks and declarations, docs/facade.md)".to_string(),
                 _ => "profile equivalence needs two surfaces: an MCP surface (each protocol era it speaks counts) beside an ACP surface, or an MCP server that speaks both eras".to_string(),
             });
@@ -945,7 +992,8 @@ async fn cmd_run(args: RunArgs) -> i32 {
         timing,
         control: std::sync::Arc::new(control),
     };
-    let is_reference = args.target.is_none() && args.mcp.is_none() && args.acp.is_none();
+    let is_reference =
+        args.target.is_none() && args.mcp.is_none() && args.acp.is_none() && args.url.is_none();
     let started = std::time::Instant::now();
     let mut report = crate::run::RunReport {
         target: target.name.clone(),
@@ -1041,6 +1089,23 @@ async fn cmd_run(args: RunArgs) -> i32 {
                     Err(e) => {
                         eprintln!("error: {e}");
                         return EXIT_USAGE;
+                    }
+                }
+            }
+            "mcp-http" => {
+                opts.eras = args.era.unwrap_or(EraSel::All);
+                match run_mcp_http_profile(&target, &opts, args.line_cap).await {
+                    Ok(r) => {
+                        if r.eras.is_empty() {
+                            could_not_run.push(format!(
+                                "the MCP server over Streamable HTTP answered neither initialize nor server/discover: {}",
+                                r.notes.join("; ")
+                            ));
+                        }
+                        merge(&mut report, r);
+                    }
+                    Err(e) => {
+                        could_not_run.push(format!("the MCP server over HTTP did not start: {e}"))
                     }
                 }
             }
@@ -1197,6 +1262,77 @@ fn show_list(v: &[String]) -> String {
     } else {
         v.join(", ")
     }
+}
+
+/// The mcp-http profile of a run: the MCP checks that are not stdio-specific plus the
+/// Streamable HTTP transport's own, against the `--url`/`[surfaces.http]` endpoint, one
+/// parity starts from `[surfaces.http] command`, or the bundled reference facade in its
+/// direct catalogue form answering in SSE (started, then shut down).
+///
+/// Errors: the command could not start or printed no URL.
+async fn run_mcp_http_profile(
+    target: &crate::target::Target,
+    opts: &RunOptions,
+    line_cap: usize,
+) -> Result<crate::run::RunReport, String> {
+    use crate::facade::FacadeSource;
+    let source = match (&target.http, target.reference_facade) {
+        (Some(h), _) => h.source.clone(),
+        (None, Some(_)) => {
+            let exe = std::env::current_exe()
+                .map(|p| p.to_string_lossy().into_owned())
+                .map_err(|e| format!("cannot find this executable: {e}"))?;
+            FacadeSource::Command(PeerSpec::new(
+                exe,
+                [
+                    "reference",
+                    "facade",
+                    "--catalogue",
+                    "direct",
+                    "--response",
+                    "sse",
+                ]
+                .map(String::from)
+                .to_vec(),
+            ))
+        }
+        (None, None) => return Err("the target has no [surfaces.http]".into()),
+    };
+    let name = if target.reference_facade.is_some() && target.http.is_none() {
+        "parity reference facade --catalogue direct --response sse".to_owned()
+    } else {
+        target.name.clone()
+    };
+    run_mcp_http(&name, source, opts, line_cap).await
+}
+
+/// Runs the mcp-http profile against an endpoint, or a command parity starts (and shuts
+/// down) that prints its endpoint first.
+///
+/// Errors: the command could not start or printed no URL.
+pub async fn run_mcp_http(
+    name: &str,
+    source: crate::facade::FacadeSource,
+    opts: &RunOptions,
+    line_cap: usize,
+) -> Result<crate::run::RunReport, String> {
+    use crate::facade::{start, FacadeSource};
+    let (url, mut started) = match source {
+        FacadeSource::Url(u) => (u, None),
+        FacadeSource::Command(spec) => {
+            let s = start(&spec, opts.timing.case).await?;
+            (s.url.clone(), Some(s))
+        }
+    };
+    let mut spec = PeerSpec::new(url.clone(), Vec::new());
+    spec.line_cap = line_cap;
+    let mut t = McpTarget::new(name, spec);
+    t.http = Some(url);
+    let r = crate::run::run_mcp_with_scenarios(t, opts, &[]).await;
+    if let Some(s) = started.as_mut() {
+        s.peer.shutdown(opts.timing.grace).await;
+    }
+    r
 }
 
 /// The facade profile of a run: the bundled reference facade, a facade at a URL, or one
@@ -1610,7 +1746,11 @@ async fn serve_reference(args: ReferenceArgs) -> i32 {
 /// SIGTERM/SIGINT, or stdin EOF when stdin is a pipe. The first stdout line is the endpoint
 /// URL. Exit 0 after a clean stop, 2 for bad options (a non-loopback `--listen`, a bad
 /// `--downstream` or separator), 1 for a listener error.
-pub async fn serve_facade(args: FacadeArgs, fault: Option<parity_fakes::FacadeFault>) -> i32 {
+pub async fn serve_facade(
+    args: FacadeArgs,
+    fault: Option<parity_fakes::FacadeFault>,
+    http_fault: Option<parity_fakes::HttpFault>,
+) -> i32 {
     use parity_reference::facade::{self, audit::AuditSink, http, registry::SessionTokens, source};
     use std::sync::Arc;
     let listener = match http::bind(&args.listen).await {
@@ -1720,7 +1860,13 @@ pub async fn serve_facade(args: FacadeArgs, fault: Option<parity_fakes::FacadeFa
         },
         ..http::HttpConfig::default()
     };
-    match http::serve(listener, service, http_config, facade_stop()).await {
+    let served = match http_fault {
+        Some(f) => {
+            parity_fakes::serve_http_fault(f, listener, service, http_config, facade_stop()).await
+        }
+        None => http::serve(listener, service, http_config, facade_stop()).await,
+    };
+    match served {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("parity reference facade: {e}");
@@ -1810,6 +1956,14 @@ async fn cmd_fake(fault: Option<String>, list: bool) -> i32 {
         }
         for f in parity_fakes::acp_catalogue() {
             crate::outln!("{:<28} {}", f.name, f.description);
+        }
+        for f in parity_fakes::http_catalogue() {
+            crate::outln!(
+                "{:<28} {} (serve with `parity fake-http {}`)",
+                f.name,
+                f.description,
+                f.name
+            );
         }
         for f in parity_fakes::facade_catalogue() {
             crate::outln!(

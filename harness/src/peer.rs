@@ -457,6 +457,12 @@ impl Peer {
         }
     }
 
+    /// The same peer, shown as `command` in evidence and errors (in-memory peers).
+    pub fn named(mut self, command: impl Into<String>) -> Peer {
+        self.command = command.into();
+        self
+    }
+
     /// The command line this peer runs.
     pub fn command(&self) -> &str {
         &self.command

@@ -11,11 +11,10 @@ use crate::check::{
     evidence, Check, CheckKind, Ctx, Finding, McpTarget, MonitorInput, ServerFacts, SessionLog,
     Timing, Verdict,
 };
-use crate::checks_mcp::{self, BINDING};
+use crate::checks_mcp;
 use crate::mcp::{
     discover_means_modern, initialize_params, Client, Era, EraSupport, MODERN_REVISION,
 };
-use crate::peer::Peer;
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -375,7 +374,7 @@ fn era_cache() -> &'static EraCache {
 /// learns each era's capabilities. Cached per target command for the life of the process.
 /// Returns the support plus the legacy and modern capabilities (null when unknown).
 pub async fn detect_eras(target: &McpTarget, timing: Timing) -> (EraSupport, Value, Value) {
-    let key = target.spec.display();
+    let key = target.http.clone().unwrap_or_else(|| target.spec.display());
     if let Ok(c) = era_cache().lock() {
         if let Some(hit) = c.get(&key) {
             return hit.clone();
@@ -384,7 +383,7 @@ pub async fn detect_eras(target: &McpTarget, timing: Timing) -> (EraSupport, Val
     let modern = async {
         let mut notes = Vec::new();
         // A spawn failure is reported once, by the legacy probe below.
-        let Ok(peer) = Peer::spawn(&target.spec) else {
+        let Ok(peer) = target.start_peer(timing.case) else {
             return (false, Vec::new(), Value::Null, Vec::new());
         };
         let mut c = Client::new(peer, Era::Modern, MODERN_REVISION, timing.message);
@@ -422,7 +421,7 @@ pub async fn detect_eras(target: &McpTarget, timing: Timing) -> (EraSupport, Val
         (is_modern, versions, caps, notes)
     };
     let legacy = async {
-        let peer = match Peer::spawn(&target.spec) {
+        let peer = match target.start_peer(timing.case) {
             Ok(p) => p,
             Err(e) => return (None, Value::Null, e.to_string()),
         };
@@ -605,7 +604,16 @@ pub async fn run_mcp_with_scenarios(
     let (support, lcaps, mcaps) = detect_eras(&target, opts.timing).await;
     let mut eras = HashMap::new();
     let mut notes = support.notes.clone();
-    let catalogue = checks_mcp::catalogue();
+    let binding = target.binding();
+    let mut catalogue = checks_mcp::catalogue();
+    let scenarios = if target.http.is_some() {
+        // Over Streamable HTTP: the transport-neutral checks plus the transport's own.
+        catalogue.retain(|c| !crate::checks_http::stdio_only(c.id));
+        catalogue.extend(crate::checks_http::catalogue());
+        &[][..]
+    } else {
+        scenarios
+    };
     let mut results: Vec<CaseResult> = Vec::new();
 
     let want_legacy = matches!(opts.eras, EraSel::Legacy | EraSel::All);
@@ -650,7 +658,7 @@ pub async fn run_mcp_with_scenarios(
                 }
             }
         }
-        planned.retain(|p| selected(&case_id(BINDING, p.check.id, &p.revision)));
+        planned.retain(|p| selected(&case_id(binding, p.check.id, &p.revision)));
         // --- scenarios (crate::scenario): one case per scenario of this era ---
         let scenario_cases: Vec<(Arc<crate::scenario::Scenario>, String)> = scenarios
             .iter()
@@ -682,7 +690,7 @@ pub async fn run_mcp_with_scenarios(
             let r = run_era(
                 &target,
                 &facts,
-                (BINDING, mcp_monitor_session),
+                (binding, mcp_monitor_session),
                 planned,
                 scenario_cases,
                 timing,

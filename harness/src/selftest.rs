@@ -21,6 +21,7 @@ pub fn all_checks() -> Vec<(String, Level)> {
     let mut v: Vec<(String, Level)> = checks_mcp::catalogue()
         .iter()
         .chain(checks_acp::catalogue().iter())
+        .chain(crate::checks_http::catalogue().iter())
         .chain(crate::facade::catalogue().iter())
         .map(|c| (c.id.to_string(), c.level))
         .collect();
@@ -235,6 +236,47 @@ pub async fn rows(jobs: usize) -> Vec<Row> {
             }
         }
     }
+    // Faulty HTTP servers: two at a time, each against the HTTP checks it must trip, in its
+    // direct catalogue form.
+    let exe = std::env::current_exe()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| "parity".into());
+    for pair in parity_fakes::http_catalogue().chunks(2) {
+        let mut set = tokio::task::JoinSet::new();
+        for f in pair {
+            let Ok(o) = opts(f.checks.iter().map(|s| s.to_string()).collect()) else {
+                continue;
+            };
+            let name = f.name;
+            let spec = crate::peer::PeerSpec::new(
+                exe.clone(),
+                ["fake-http", name, "--catalogue", "direct"]
+                    .map(String::from)
+                    .to_vec(),
+            );
+            set.spawn(async move {
+                let report = crate::cli::run_mcp_http(
+                    &format!("parity fake-http {name}"),
+                    crate::facade::FacadeSource::Command(spec),
+                    &o,
+                    crate::wire::DEFAULT_LINE_CAP,
+                )
+                .await
+                .ok();
+                (name, report)
+            });
+        }
+        while let Some(joined) = set.join_next().await {
+            let Ok((name, Some(report))) = joined else {
+                continue;
+            };
+            for (check, v) in worst_per_check(&report) {
+                if let Some(r) = rows.get_mut(&check) {
+                    r.caught_by.push((name.to_string(), v));
+                }
+            }
+        }
+    }
     // Faulty facades: two at a time, each against the facade checks it must trip.
     let facade_faults = parity_fakes::facade_catalogue();
     for pair in facade_faults.chunks(2) {
@@ -271,6 +313,35 @@ pub async fn rows(jobs: usize) -> Vec<Row> {
         if let Ok(report) =
             crate::facade::run_reference(None, crate::facade::CatalogueForm::Meta, &clean).await
         {
+            reference_reports.push(report);
+        }
+        let exe = std::env::current_exe()
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_else(|_| "parity".into());
+        let spec = crate::peer::PeerSpec::new(
+            exe,
+            [
+                "reference",
+                "facade",
+                "--catalogue",
+                "direct",
+                "--response",
+                "sse",
+            ]
+            .map(String::from)
+            .to_vec(),
+        );
+        if let Ok(mut report) = crate::cli::run_mcp_http(
+            "parity reference facade",
+            crate::facade::FacadeSource::Command(spec),
+            &clean,
+            crate::wire::DEFAULT_LINE_CAP,
+        )
+        .await
+        {
+            // Only the transport's own checks: the transport-neutral ones have their
+            // reference verdict from the stdio run above.
+            report.cases.retain(|c| c.check.starts_with("mcp.http."));
             reference_reports.push(report);
         }
         if let Ok(report) = run_mcp(reference_target(), &clean).await {

@@ -46,7 +46,7 @@ use std::path::Path;
 use toml::Spanned;
 
 /// The profiles a target may name.
-pub const PROFILES: [&str; 4] = ["mcp", "acp", "equivalence", "facade"];
+pub const PROFILES: [&str; 5] = ["mcp", "acp", "equivalence", "mcp-http", "facade"];
 
 /// A target file error: `file:line:col: key: message`, or `file: message` when no line applies
 /// (the file could not be read).
@@ -912,9 +912,42 @@ seed = 9
         assert_eq!((e.line, e.key.as_str()), (3, "surfaces.mcp.command"), "{e}");
         let e = parse(
             "t.toml",
-            "version = 1\n[surfaces.http]\nurl = \"http://127.0.0.1:1/mcp\"\n",
+            "version = 1\n[surfaces.http]\nurl = \"https://example.com/mcp\"\n",
         )
         .unwrap_err();
         assert_eq!((e.line, e.key.as_str()), (3, "surfaces.http.url"), "{e}");
+        let e = parse(
+            "t.toml",
+            "version = 1\n[surfaces.http]\nurl = \"http://127.0.0.1:1/mcp\"\ncommand = \"x\"\n",
+        )
+        .unwrap_err();
+        assert_eq!(e.key.as_str(), "surfaces.http", "{e}");
+        let e = parse(
+            "t.toml",
+            "version = 1\n[surfaces.http]\nurl = \"http://127.0.0.1:1/mcp\"\n[facade]\nsession_tool = \"t\"\ninvalid_arguments = 3\nadmin = \"same-origin\"\n",
+        )
+        .unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (6, "facade.invalid_arguments"), "{e}");
+        let e = parse(
+            "t.toml",
+            "version = 1\n[surfaces.http]\nurl = \"http://127.0.0.1:1/mcp\"\n[facade]\nsession_tool = \"t\"\ninvalid_arguments = {}\nmint_command = \"m\"\n",
+        )
+        .unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (7, "facade.revoke_command"), "{e}");
+        let e = parse(
+            "t.toml",
+            "version = 1\n[surfaces.http]\nurl = \"http://127.0.0.1:1/mcp\"\n[facade]\nsession_tool = \"t\"\ninvalid_arguments = {}\nadmin = \"same-origin\"\ncolour = 1\n",
+        )
+        .unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (8, "facade.colour"), "{e}");
+        let t = parse(
+            "t.toml",
+            "version = 1\n[surfaces.http]\nurl = \"http://127.0.0.1:1/mcp\"\n[facade]\nsession_tool = \"t\"\ninvalid_arguments = { x = \"y\" }\nadmin = \"same-origin\"\nbad_token = \"401\"\nremint = \"replace\"\n",
+        )
+        .unwrap();
+        let d = t.facade.unwrap();
+        assert_eq!(d.bad_token, crate::facade::BadToken::Unauthorized);
+        assert_eq!(d.remint, crate::facade::Remint::Replace);
+        assert_eq!(d.invalid_arguments, serde_json::json!({"x": "y"}));
     }
 }

@@ -475,6 +475,20 @@ async fn post_mcp(
             continue;
         }
         let params = obj.get("params");
+        if params.is_some_and(|p| !p.is_object() && !p.is_array()) {
+            responses.push(error(
+                id,
+                -32600,
+                "Invalid Request: `params` must be an object or an array",
+            ));
+            status = StatusCode::BAD_REQUEST;
+            continue;
+        }
+        // This facade never issues cursors: every catalogue fits one page.
+        if method == "tools/list" && params.and_then(|p| p.get("cursor")).is_some() {
+            responses.push(error(id, -32602, "Invalid params: unknown cursor"));
+            continue;
+        }
         let answer = match &era {
             Era::Legacy(_) if method == "initialize" => {
                 let requested = params

@@ -1,0 +1,232 @@
+//! Faulty MCP servers over Streamable HTTP: the reference facade's router (direct
+//! catalogue) with one HTTP-level fault each, as an axum middleware layer around the clean
+//! router. [`http_catalogue`] lists each fault with the `mcp.http.*` checks it must trip.
+
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::Router;
+use parity_reference::facade::http::{router, HttpConfig, McpService, ResponseMode};
+
+/// One faulty HTTP server.
+#[derive(Clone, Copy)]
+pub struct HttpFault {
+    /// Name used by `parity fake-http <name>`.
+    pub name: &'static str,
+    /// What is wrong, in one sentence.
+    pub description: &'static str,
+    /// The checks this fault must fail.
+    pub checks: &'static [&'static str],
+    /// The response framing the fault needs (SSE for SSE faults).
+    pub response: ResponseMode,
+}
+
+impl std::fmt::Debug for HttpFault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpFault")
+            .field("name", &self.name)
+            .finish()
+    }
+}
+
+/// Every faulty HTTP server.
+pub fn http_catalogue() -> Vec<HttpFault> {
+    let f = |name, description, checks, response| HttpFault {
+        name,
+        description,
+        checks,
+        response,
+    };
+    vec![
+        f(
+            "http-origin-ignored",
+            "the Origin header is never validated (DNS rebinding)",
+            &["mcp.http.origin"],
+            ResponseMode::Json,
+        ),
+        f(
+            "http-notification-200",
+            "a notification is answered 200 with a `{}` body instead of 202 with none",
+            &["mcp.http.notification-accepted"],
+            ResponseMode::Json,
+        ),
+        f(
+            "http-text-plain",
+            "responses carry Content-Type: text/plain",
+            &["mcp.http.response-content-type"],
+            ResponseMode::Json,
+        ),
+        f(
+            "http-sse-unterminated",
+            "the last SSE event of a response lacks its terminating blank line",
+            &["mcp.http.sse-framing"],
+            ResponseMode::Sse,
+        ),
+        f(
+            "http-session-optional",
+            "a request without Mcp-Session-Id is served in the latest session",
+            &["mcp.http.session-id"],
+            ResponseMode::Json,
+        ),
+        f(
+            "http-version-header-ignored",
+            "an unsupported MCP-Protocol-Version header is ignored",
+            &["mcp.http.protocol-version-header"],
+            ResponseMode::Json,
+        ),
+        f(
+            "http-get-json",
+            "GET is answered 200 with a JSON body instead of an SSE stream or 405",
+            &["mcp.http.get-stream"],
+            ResponseMode::Json,
+        ),
+        f(
+            "http-header-mismatch-ignored",
+            "Mcp-Method and Mcp-Name headers are not compared with the body",
+            &["mcp.http.header-mismatch"],
+            ResponseMode::Json,
+        ),
+    ]
+}
+
+/// Finds a faulty HTTP server by name.
+pub fn find_http_fault(name: &str) -> Option<HttpFault> {
+    http_catalogue().into_iter().find(|f| f.name == name)
+}
+
+async fn body_bytes(response: Response) -> (axum::http::response::Parts, Vec<u8>) {
+    let (parts, body) = response.into_parts();
+    let bytes = axum::body::to_bytes(body, 64 * 1024 * 1024)
+        .await
+        .map(|b| b.to_vec())
+        .unwrap_or_default();
+    (parts, bytes)
+}
+
+/// The router of `service` with `fault`'s layer.
+pub fn faulty_router(
+    fault: HttpFault,
+    service: Arc<dyn McpService>,
+    mut config: HttpConfig,
+) -> Router {
+    config.response = fault.response;
+    let clean = router(service, config);
+    let last_session: Arc<Mutex<Option<String>>> = Arc::default();
+    match fault.name {
+        "http-origin-ignored" => clean.layer(axum::middleware::from_fn(
+            |mut req: Request, next: Next| async move {
+                req.headers_mut().remove(header::ORIGIN);
+                next.run(req).await
+            },
+        )),
+        "http-notification-200" => clean.layer(axum::middleware::from_fn(
+            |req: Request, next: Next| async move {
+                let r = next.run(req).await;
+                if r.status() == StatusCode::ACCEPTED {
+                    (
+                        StatusCode::OK,
+                        [(header::CONTENT_TYPE, "application/json")],
+                        "{}",
+                    )
+                        .into_response()
+                } else {
+                    r
+                }
+            },
+        )),
+        "http-text-plain" => clean.layer(axum::middleware::from_fn(
+            |req: Request, next: Next| async move {
+                let mut r = next.run(req).await;
+                if r.headers().contains_key(header::CONTENT_TYPE) {
+                    r.headers_mut()
+                        .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+                }
+                r
+            },
+        )),
+        "http-sse-unterminated" => clean.layer(axum::middleware::from_fn(
+            |req: Request, next: Next| async move {
+                let r = next.run(req).await;
+                let (parts, mut bytes) = body_bytes(r).await;
+                while bytes.last() == Some(&b'\n') {
+                    bytes.pop();
+                }
+                Response::from_parts(parts, Body::from(bytes))
+            },
+        )),
+        "http-session-optional" => clean.layer(axum::middleware::from_fn(
+            move |mut req: Request, next: Next| {
+                let last = last_session.clone();
+                async move {
+                    if req.method() == Method::POST && !req.headers().contains_key("mcp-session-id")
+                    {
+                        let known = last.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                        if let Some(id) = known.and_then(|k| HeaderValue::from_str(&k).ok()) {
+                            req.headers_mut().insert("mcp-session-id", id);
+                        }
+                    }
+                    let r = next.run(req).await;
+                    if let Some(id) = r
+                        .headers()
+                        .get("mcp-session-id")
+                        .and_then(|v| v.to_str().ok())
+                    {
+                        *last.lock().unwrap_or_else(|e| e.into_inner()) = Some(id.to_owned());
+                    }
+                    r
+                }
+            },
+        )),
+        "http-version-header-ignored" => clean.layer(axum::middleware::from_fn(
+            |mut req: Request, next: Next| async move {
+                // Only in sessions (legacy): a 2026-07-28 request still needs its header.
+                if req.headers().contains_key("mcp-session-id") {
+                    req.headers_mut().remove("mcp-protocol-version");
+                }
+                next.run(req).await
+            },
+        )),
+        "http-get-json" => clean.layer(axum::middleware::from_fn(
+            |req: Request, next: Next| async move {
+                if req.method() == Method::GET {
+                    return (
+                        StatusCode::OK,
+                        [(header::CONTENT_TYPE, "application/json")],
+                        "{}",
+                    )
+                        .into_response();
+                }
+                next.run(req).await
+            },
+        )),
+        "http-header-mismatch-ignored" => clean.layer(axum::middleware::from_fn(
+            |mut req: Request, next: Next| async move {
+                req.headers_mut().remove("mcp-method");
+                req.headers_mut().remove("mcp-name");
+                next.run(req).await
+            },
+        )),
+        _ => clean,
+    }
+}
+
+/// Serves `service` behind `fault` on `listener` until `shutdown` completes.
+///
+/// # Errors
+/// An I/O error of the listener.
+pub async fn serve_http_fault(
+    fault: HttpFault,
+    listener: tokio::net::TcpListener,
+    service: Arc<dyn McpService>,
+    config: HttpConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, faulty_router(fault, service, config))
+        .with_graceful_shutdown(shutdown)
+        .await
+}

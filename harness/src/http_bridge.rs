@@ -1,0 +1,225 @@
+//! A peer over MCP Streamable HTTP: the stdio frame model on top of HTTP requests
+//! (DESIGN "frames, not lines"; MCP 2025-03-26 … 2025-11-25 `basic/transports`, 2026-07-28
+//! `basic/transports/streamable-http`).
+//!
+//! The checks of the MCP profile talk to a [`Peer`] in lines. [`peer`] gives them one whose
+//! "stdin" is bridged to an endpoint: every line the harness writes becomes one `POST`
+//! (the line as the body, `Content-Type: application/json`, `Accept: application/json,
+//! text/event-stream`), and every JSON-RPC message of the answer — a JSON body, or the
+//! `data` of each SSE event — comes back as one "stdout" line. A `202 Accepted` adds
+//! nothing. The bridge keeps what an MCP client must send on later requests:
+//!
+//! - the `Mcp-Session-Id` the server assigned (any response may carry it);
+//! - `MCP-Protocol-Version`: the revision an `initialize` result negotiated (from
+//!   2025-06-18 on), or, for a 2026-07-28 request, its `_meta` protocol version;
+//! - for a 2026-07-28 request, `Mcp-Method` (the method) and `Mcp-Name` (`params.name` or
+//!   `params.uri`, when present); once a request named 2026-07-28 in its `_meta`, later
+//!   messages without `_meta` keep the version header, as a stateless client's would.
+//!
+//! Each POST runs on its own task, so a slow request never holds up the next one (as over
+//! stdio, answers may arrive in any order). Closing the peer's stdin ends the bridge: it
+//! sends `DELETE` for the session (best effort) and closes "stdout". Framing is read
+//! leniently (a JSON body under another Content-Type, an unterminated last SSE event): the
+//! `mcp.http.*` checks judge framing, the bridged checks judge JSON-RPC. A body that holds
+//! no JSON-RPC at all (an HTML error page) yields no line; the check waiting for an answer
+//! then reports that none came.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+
+use crate::http::{HttpClient, HttpRequest};
+use crate::peer::Peer;
+
+/// Bytes buffered in each direction of the in-memory pipes.
+const PIPE_BYTES: usize = 1 << 20;
+
+#[derive(Default)]
+struct State {
+    session: Option<String>,
+    version: Option<String>,
+    /// The 2026-07-28 revision a request's `_meta` named: later requests without `_meta`
+    /// still carry it in `MCP-Protocol-Version`, as a stateless client's would.
+    modern: Option<String>,
+}
+
+fn lock(state: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
+    state.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A peer bridged to the Streamable HTTP endpoint `url`: lines up to `line_cap` bytes each
+/// way, each POST bounded by `deadline`.
+///
+/// # Errors
+/// `url` is not an `http://` URL with a host.
+pub fn peer(url: &str, line_cap: usize, deadline: Duration) -> Result<Peer, String> {
+    let client = HttpClient::new(url).map_err(|e| e.to_string())?;
+    let (harness_w, bridge_r) = tokio::io::duplex(PIPE_BYTES);
+    let (bridge_w, harness_r) = tokio::io::duplex(PIPE_BYTES);
+    let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Vec<u8>>();
+    // The writer: one line per message, in completion order.
+    let writer = tokio::spawn(async move {
+        let mut w = bridge_w;
+        while let Some(mut line) = out_rx.recv().await {
+            line.push(b'\n');
+            if w.write_all(&line).await.is_err() || w.flush().await.is_err() {
+                break;
+            }
+        }
+        let _ = w.shutdown().await;
+    });
+    let state = Arc::new(Mutex::new(State::default()));
+    tokio::spawn(async move {
+        let mut reader = BufReader::new(bridge_r);
+        let mut posts = tokio::task::JoinSet::new();
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            let read = (&mut reader)
+                .take(line_cap as u64 + 1)
+                .read_until(b'\n', &mut line)
+                .await;
+            match read {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            if line.len() > line_cap {
+                // Skip the rest of an over-long line; it is never sent.
+                let mut sink = Vec::new();
+                let _ = reader.read_until(b'\n', &mut sink).await;
+                continue;
+            }
+            if line.last() == Some(&b'\n') {
+                line.pop();
+            }
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let body = line.clone();
+            let client = client.clone();
+            let state = state.clone();
+            let out = out_tx.clone();
+            posts.spawn(async move { post(&client, &state, body, deadline, &out).await });
+        }
+        while posts.join_next().await.is_some() {}
+        let session = lock(&state).session.clone();
+        if let Some(id) = session {
+            let until = tokio::time::Instant::now() + deadline;
+            let _ = client
+                .send(HttpRequest::delete().header("mcp-session-id", &id), until)
+                .await;
+        }
+        drop(out_tx);
+        let _ = writer.await;
+    });
+    Ok(Peer::from_io(harness_r, harness_w, line_cap).named(format!("(Streamable HTTP) {url}")))
+}
+
+/// The JSON-RPC messages of an answer, read leniently: the transport checks judge the
+/// framing (`mcp.http.*`), so the bridge still delivers a JSON body under the wrong
+/// Content-Type and the events of an SSE stream whose last event is unterminated.
+fn lenient_messages(exchange: &crate::http::HttpExchange) -> Option<Vec<Value>> {
+    if let Ok(m) = exchange.messages() {
+        return Some(m);
+    }
+    if let Ok(v) = serde_json::from_slice::<Value>(&exchange.body) {
+        return Some(vec![v]);
+    }
+    let mut body = exchange.body.clone();
+    body.extend_from_slice(b"\n\n");
+    let events = crate::http::parse_sse(&body).ok()?;
+    Some(
+        events
+            .iter()
+            .filter_map(|e| serde_json::from_str::<Value>(&e.data).ok())
+            .collect(),
+    )
+}
+
+/// Headers an MCP client sends with `body`, given what the session learned.
+fn headers_for(state: &State, body: &[u8]) -> Vec<(&'static str, String)> {
+    let mut h = Vec::new();
+    if let Some(s) = &state.session {
+        h.push(("mcp-session-id", s.clone()));
+    }
+    let message: Option<Value> = serde_json::from_slice(body).ok();
+    let meta_version = message
+        .as_ref()
+        .and_then(|m| m.pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion"))
+        .and_then(Value::as_str);
+    if let Some(v) = meta_version.or(state.modern.as_deref()) {
+        h.push(("mcp-protocol-version", v.to_owned()));
+        if let Some(method) = message
+            .as_ref()
+            .and_then(|m| m.get("method"))
+            .and_then(Value::as_str)
+        {
+            h.push(("mcp-method", method.to_owned()));
+        }
+        if let Some(name) = message.as_ref().and_then(|m| {
+            m.pointer("/params/name")
+                .or_else(|| m.pointer("/params/uri"))
+                .and_then(Value::as_str)
+        }) {
+            h.push(("mcp-name", name.to_owned()));
+        }
+    } else if let Some(v) = &state.version {
+        if v.as_str() >= "2025-06-18" {
+            h.push(("mcp-protocol-version", v.clone()));
+        }
+    }
+    h
+}
+
+async fn post(
+    client: &HttpClient,
+    state: &Mutex<State>,
+    body: Vec<u8>,
+    deadline: Duration,
+    out: &mpsc::UnboundedSender<Vec<u8>>,
+) {
+    let headers = {
+        let mut st = lock(state);
+        let meta: Option<String> = serde_json::from_slice::<Value>(&body).ok().and_then(|m| {
+            m.pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        });
+        if meta.is_some() {
+            st.modern = meta;
+        }
+        headers_for(&st, &body)
+    };
+    let mut request = HttpRequest::new(reqwest::Method::POST)
+        .header("content-type", "application/json")
+        .header("accept", crate::http::ACCEPT_POST)
+        .with_body(body);
+    for (k, v) in &headers {
+        request = request.header(k, v);
+    }
+    let until = tokio::time::Instant::now() + deadline;
+    let exchange = match client.send(request, until).await {
+        Ok(x) => x,
+        Err(crate::http::HttpError::Timeout {
+            partial: Some(partial),
+        }) => *partial,
+        Err(_) => return,
+    };
+    if let Some(id) = exchange.header("mcp-session-id") {
+        lock(state).session = Some(id.to_owned());
+    }
+    let Some(messages) = lenient_messages(&exchange) else {
+        return;
+    };
+    for m in messages {
+        if let Some(v) = m.pointer("/result/protocolVersion").and_then(Value::as_str) {
+            lock(state).version = Some(v.to_owned());
+        }
+        if let Ok(bytes) = serde_json::to_vec(&m) {
+            let _ = out.send(bytes);
+        }
+    }
+}
