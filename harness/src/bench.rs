@@ -998,6 +998,7 @@ fn generated_plan(calls: u32, seed: u64) -> Result<Plan, String> {
             spec: PeerSpec::from_command_line(&m.command)?,
             revision: GENERATED_REVISION.into(),
             rules: m.rules.clone(),
+            http: None,
         },
         SurfaceSpec::Acp {
             spec: PeerSpec::from_command_line(&a.command)?,

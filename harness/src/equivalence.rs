@@ -43,14 +43,19 @@ pub const QUOTE: &str =
 /// How to start one surface.
 #[derive(Debug, Clone)]
 pub enum SurfaceSpec {
-    /// MCP stdio at one revision (legacy: `initialize` at it; modern: 2026-07-28).
+    /// MCP at one revision (legacy: `initialize` at it; modern: 2026-07-28), over stdio, or
+    /// over Streamable HTTP when `http` is set.
     Mcp {
-        /// The command.
+        /// The command (stdio).
         spec: PeerSpec,
         /// The revision.
         revision: String,
         /// Outcome extraction.
         rules: McpRules,
+        /// Streamable HTTP: the endpoint, or a command that starts a fresh server per
+        /// session (printing its URL first), so a surface opened for a stateful case starts
+        /// from a fresh workspace as a stdio peer does.
+        http: Option<crate::facade::FacadeSource>,
     },
     /// An ACP agent and its tool method.
     Acp {
@@ -67,6 +72,11 @@ impl SurfaceSpec {
     /// The label used in reports: `mcp-stdio#<revision>` or `acp#v1`.
     pub fn label(&self) -> String {
         match self {
+            SurfaceSpec::Mcp {
+                revision,
+                http: Some(_),
+                ..
+            } => format!("{}#{revision}", crate::check::HTTP_BINDING),
             SurfaceSpec::Mcp { revision, .. } => format!("mcp-stdio#{revision}"),
             SurfaceSpec::Acp { .. } => format!("{}#{}", acp::BINDING, acp::REVISION),
         }
@@ -80,6 +90,8 @@ pub struct LiveSurface {
     spec: SurfaceSpec,
     client: Client,
     session: Option<String>,
+    /// The HTTP server this surface started, stopped on close.
+    server: Option<crate::facade::Started>,
 }
 
 /// Why one call through the surfaces gave no verdict of equality.
@@ -148,7 +160,25 @@ impl LiveSurface {
             SurfaceSpec::Mcp { spec, revision, .. } => (spec, Era::of(revision), revision.clone()),
             SurfaceSpec::Acp { spec, .. } => (spec, Era::Legacy, acp::REVISION.to_string()),
         };
-        let peer = Peer::spawn(peer_spec).map_err(|e| format!("{label}: {e}"))?;
+        let mut server = None;
+        let peer = match spec {
+            SurfaceSpec::Mcp { http: Some(h), .. } => {
+                let url = match h {
+                    crate::facade::FacadeSource::Url(u) => u.clone(),
+                    crate::facade::FacadeSource::Command(c) => {
+                        let s = crate::facade::start(c, timing.case)
+                            .await
+                            .map_err(|e| format!("{label}: {e}"))?;
+                        let u = s.url.clone();
+                        server = Some(s);
+                        u
+                    }
+                };
+                crate::http_bridge::peer(&url, peer_spec.line_cap, timing.case)
+                    .map_err(|e| format!("{label}: {e}"))?
+            }
+            _ => Peer::spawn(peer_spec).map_err(|e| format!("{label}: {e}"))?,
+        };
         let mut client = Client::new(peer, era, &revision, timing.message);
         let mut session = None;
         match spec {
@@ -192,6 +222,7 @@ impl LiveSurface {
             spec: spec.clone(),
             client,
             session,
+            server,
         })
     }
 
@@ -266,6 +297,9 @@ impl LiveSurface {
     /// Shuts the peer down.
     pub async fn close(mut self, timing: Timing) {
         let _ = self.client.peer.shutdown(timing.grace).await;
+        if let Some(mut s) = self.server.take() {
+            let _ = s.peer.shutdown(timing.grace).await;
+        }
     }
 }
 
@@ -799,6 +833,7 @@ pub async fn surfaces_of(
                     spec: spec.clone(),
                     revision: rev.clone(),
                     rules: m.rules.clone(),
+                    http: None,
                 });
             }
         }
@@ -807,6 +842,7 @@ pub async fn surfaces_of(
                 spec: spec.clone(),
                 revision: MODERN_REVISION.into(),
                 rules: m.rules.clone(),
+                http: None,
             });
         }
         if out.is_empty() {
@@ -815,6 +851,47 @@ pub async fn surfaces_of(
                 support.notes.join("; ")
             ));
         }
+    }
+    // MCP over Streamable HTTP at 2025-11-25: the bundled reference facade (direct
+    // catalogue, the reference dispatcher as its host-level source; a fresh facade per
+    // surface session), or the target's HTTP surface.
+    let http = match (&target.http, target.reference_facade) {
+        (Some(h), _) => Some((h.source.clone(), McpRules::default())),
+        (None, Some(_)) => {
+            let exe = std::env::current_exe()
+                .map(|p| p.to_string_lossy().into_owned())
+                .map_err(|e| format!("cannot find this executable: {e}"))?;
+            let mut rules = McpRules::default();
+            // The facade refuses schema-invalid arguments in pre-flight (seed rule 28) with
+            // an isError result; behind stdio and ACP the dispatcher refuses them with
+            // INVALID_ARGUMENTS. The reference target reads both as one class.
+            rules.classes.push(crate::outcome::ClassRule {
+                kind: "tool_error".into(),
+                code: None,
+                message_contains: Some("invalid arguments for capability".into()),
+                class: crate::target::INVALID_ARGUMENTS_CLASS.into(),
+            });
+            Some((
+                crate::facade::FacadeSource::Command(PeerSpec::new(
+                    exe,
+                    ["reference", "facade", "--catalogue", "direct"]
+                        .map(String::from)
+                        .to_vec(),
+                )),
+                rules,
+            ))
+        }
+        (None, None) => None,
+    };
+    if let Some((source, rules)) = http {
+        let mut spec = PeerSpec::new("(Streamable HTTP)", Vec::new());
+        spec.line_cap = line_cap;
+        out.push(SurfaceSpec::Mcp {
+            spec,
+            revision: "2025-11-25".into(),
+            rules,
+            http: Some(source),
+        });
     }
     if let Some(a) = &target.acp {
         let mut spec = PeerSpec::from_command_line(&a.command)

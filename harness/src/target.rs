@@ -745,13 +745,19 @@ pub fn reference() -> Target {
             command: format!("{quoted} reference mcp"),
             eras: crate::run::EraSel::All,
             reference: true,
-            rules: McpRules::default(),
+            rules: McpRules {
+                classes: vec![invalid_arguments_class()],
+                ..McpRules::default()
+            },
         }),
         acp: Some(AcpSurface {
             command: format!("{quoted} reference acp"),
             tool_method: crate::acp::DEFAULT_TOOL_METHOD.into(),
             cancel_prompt: Some("wait_for_cancel".into()),
-            rules: AcpRules::default(),
+            rules: AcpRules {
+                classes: vec![invalid_arguments_class()],
+                ..AcpRules::default()
+            },
         }),
         equivalence: Equivalence {
             volatile: vec!["/value/since_ms".into()],
@@ -760,6 +766,20 @@ pub fn reference() -> Target {
         },
         reference_facade: Some(crate::facade::CatalogueForm::Meta),
         ..Target::default()
+    }
+}
+
+/// The error class the reference target reads schema-invalid calls as, on every surface: the
+/// dispatcher's `refused` `INVALID_ARGUMENTS` (stdio, ACP) and the facade's pre-flight refusal
+/// (MCP over HTTP).
+pub const INVALID_ARGUMENTS_CLASS: &str = "invalid_arguments";
+
+fn invalid_arguments_class() -> ClassRule {
+    ClassRule {
+        kind: "refused".into(),
+        code: Some("INVALID_ARGUMENTS".into()),
+        message_contains: None,
+        class: INVALID_ARGUMENTS_CLASS.into(),
     }
 }
 
@@ -927,13 +947,21 @@ seed = 9
             "version = 1\n[surfaces.http]\nurl = \"http://127.0.0.1:1/mcp\"\n[facade]\nsession_tool = \"t\"\ninvalid_arguments = 3\nadmin = \"same-origin\"\n",
         )
         .unwrap_err();
-        assert_eq!((e.line, e.key.as_str()), (6, "facade.invalid_arguments"), "{e}");
+        assert_eq!(
+            (e.line, e.key.as_str()),
+            (6, "facade.invalid_arguments"),
+            "{e}"
+        );
         let e = parse(
             "t.toml",
             "version = 1\n[surfaces.http]\nurl = \"http://127.0.0.1:1/mcp\"\n[facade]\nsession_tool = \"t\"\ninvalid_arguments = {}\nmint_command = \"m\"\n",
         )
         .unwrap_err();
-        assert_eq!((e.line, e.key.as_str()), (7, "facade.revoke_command"), "{e}");
+        assert_eq!(
+            (e.line, e.key.as_str()),
+            (7, "facade.revoke_command"),
+            "{e}"
+        );
         let e = parse(
             "t.toml",
             "version = 1\n[surfaces.http]\nurl = \"http://127.0.0.1:1/mcp\"\n[facade]\nsession_tool = \"t\"\ninvalid_arguments = {}\nadmin = \"same-origin\"\ncolour = 1\n",

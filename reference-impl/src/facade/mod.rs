@@ -323,6 +323,12 @@ impl Facade {
         };
         let arguments = params.get("arguments");
         match self.config.mode {
+            // MCP's `tools/call` takes an object or nothing (schema `CallToolRequest`); the
+            // null-as-empty rule 27 is the meta tool's.
+            CatalogueMode::Direct if arguments.is_some_and(|a| !a.is_object()) => Err((
+                INVALID_PARAMS,
+                "Invalid params: `arguments` must be an object".into(),
+            )),
             CatalogueMode::Direct => match self.call(ctx, tool, arguments).await {
                 CallResult::Unknown(name) => Err((INVALID_PARAMS, format!("Unknown tool: {name}"))),
                 other => Ok(encode(other)),
