@@ -41,6 +41,8 @@ fn every_check_is_in_the_coverage_matrix() {
     for c in parity_harness::checks_mcp::catalogue()
         .into_iter()
         .chain(acp)
+        .chain(parity_harness::checks_http::catalogue())
+        .chain(parity_harness::facade::catalogue())
     {
         assert!(
             cov.contains(&format!("`{}`", c.id)),
