@@ -130,9 +130,11 @@ impl BaselineError {
 // ---------------------------------------------------------------------------------------------
 
 /// Every binding with its revisions.
-pub(crate) const BINDINGS: [(&str, &[&str]); 3] = [
+pub(crate) const BINDINGS: [(&str, &[&str]); 5] = [
     (crate::checks_mcp::BINDING, &crate::mcp::ALL_REVISIONS),
+    (crate::check::HTTP_BINDING, &crate::mcp::ALL_REVISIONS),
     (crate::acp::BINDING, &[crate::acp::REVISION]),
+    (crate::facade::BINDING, &[crate::facade::REVISION]),
     (crate::equivalence::BINDING, &[crate::equivalence::REVISION]),
 ];
 
@@ -1105,11 +1107,11 @@ expected-failures:
         assert_eq!(e.line, 5);
         assert_eq!(
             e.message,
-            "unknown binding `mcp` (expected mcp-stdio, acp or equivalence)"
+            "unknown binding `mcp` (expected mcp-stdio, mcp-http, acp, facade or equivalence)"
         );
-        let e = entry_err("mcp.base.parse-error@http*");
+        let e = entry_err("mcp.base.parse-error@rpc*");
         assert!(
-            e.message.starts_with("binding `http*` matches no binding"),
+            e.message.starts_with("binding `rpc*` matches no binding"),
             "{e}"
         );
         assert!(load_text(

@@ -1635,10 +1635,19 @@ fn cmd_list(as_json: bool, markdown: bool, scenario_dirs: &[PathBuf]) -> i32 {
         }
     };
     let acp_cat = crate::checks_acp::catalogue();
+    let http_cat = crate::checks_http::catalogue();
+    let facade_cat = crate::facade::catalogue();
     let with_binding: Vec<(&str, &crate::check::Check)> = cat
         .iter()
         .map(|c| (checks_mcp::BINDING, c))
+        .chain(
+            cat.iter()
+                .filter(|c| !crate::checks_http::stdio_only(c.id))
+                .chain(http_cat.iter())
+                .map(|c| (crate::check::HTTP_BINDING, c)),
+        )
         .chain(acp_cat.iter().map(|c| (crate::acp::BINDING, c)))
+        .chain(facade_cat.iter().map(|c| (crate::facade::BINDING, c)))
         .collect();
     if as_json {
         let mut items: Vec<Value> = with_binding
@@ -1691,7 +1700,12 @@ fn cmd_list(as_json: bool, markdown: bool, scenario_dirs: &[PathBuf]) -> i32 {
         );
         return 0;
     }
+    // The text list names each check once (the JSON list has one item per binding).
+    let mut shown = std::collections::HashSet::new();
     for (_, c) in &with_binding {
+        if !shown.insert(c.id) {
+            continue;
+        }
         crate::outln!(
             "{:<44} {:<10} {:<24} {}",
             c.id,

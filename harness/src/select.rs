@@ -187,6 +187,18 @@ pub fn units(scenarios: &[std::sync::Arc<crate::scenario::Scenario>]) -> Vec<Str
                 .map(|c| format!("{}@{}", c.id, crate::acp::BINDING)),
         )
         .chain(
+            crate::checks_mcp::catalogue()
+                .iter()
+                .filter(|c| !crate::checks_http::stdio_only(c.id))
+                .chain(crate::checks_http::catalogue().iter())
+                .map(|c| format!("{}@{}", c.id, crate::check::HTTP_BINDING)),
+        )
+        .chain(
+            crate::facade::catalogue()
+                .iter()
+                .map(|c| format!("{}@{}", c.id, crate::facade::BINDING)),
+        )
+        .chain(
             crate::selftest::EQUIVALENCE_CHECKS
                 .iter()
                 .map(|c| format!("{c}@{}", crate::equivalence::BINDING)),
@@ -209,6 +221,8 @@ pub fn known_check(check: &str, scenarios: &[std::sync::Arc<crate::scenario::Sce
     let fixed = crate::checks_mcp::catalogue()
         .iter()
         .chain(crate::checks_acp::catalogue().iter())
+        .chain(crate::checks_http::catalogue().iter())
+        .chain(crate::facade::catalogue().iter())
         .any(|c| c.id == check)
         || scenarios.iter().any(|s| s.id == check);
     fixed

@@ -132,12 +132,17 @@ fn json_report_has_every_field_per_case() {
             "case id is check@binding#revision"
         );
         assert!(
-            ["mcp-stdio", "acp", "equivalence"].contains(&binding),
+            ["mcp-stdio", "mcp-http", "acp", "facade", "equivalence"].contains(&binding),
             "{id}: binding {binding}"
         );
         let spec = field("spec").as_str().unwrap_or_default();
         if binding == "equivalence" {
             assert_eq!(spec, "docs/equivalence.md#the-outcome-model", "{id}");
+        } else if binding == "facade" {
+            assert!(
+                spec.starts_with("docs/facade.md#rule-"),
+                "{id}: spec {spec:?}"
+            );
         } else {
             assert!(spec.starts_with("https://"), "{id}: spec {spec:?}");
         }
