@@ -181,6 +181,7 @@ async fn post(
     deadline: Duration,
     out: &mpsc::UnboundedSender<Vec<u8>>,
 ) {
+    let request_was_batch = body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[');
     let headers = {
         let mut st = lock(state);
         let meta: Option<String> = serde_json::from_slice::<Value>(&body).ok().and_then(|m| {
@@ -211,9 +212,26 @@ async fn post(
     if let Some(id) = exchange.header("mcp-session-id") {
         lock(state).session = Some(id.to_owned());
     }
-    let Some(messages) = lenient_messages(&exchange) else {
+    let Some(mut messages) = lenient_messages(&exchange) else {
         return;
     };
+    // In a 2025-03-26 session a batch answered over SSE may come as one event per response
+    // (2025-03-26 `basic/transports`: "These responses MAY be batched"); over stdio the same
+    // answer is one array, so the bridge gathers the responses into one line. Later
+    // revisions have no batches, and the events stay apart (a batch served one by one).
+    let batch_revision = lock(state).version.as_deref() == Some("2025-03-26");
+    if request_was_batch
+        && batch_revision
+        && exchange.content_type().as_deref() == Some("text/event-stream")
+    {
+        let (responses, others): (Vec<Value>, Vec<Value>) = messages
+            .into_iter()
+            .partition(|m| m.is_object() && m.get("method").is_none());
+        messages = others;
+        if !responses.is_empty() {
+            messages.push(Value::Array(responses));
+        }
+    }
     for m in messages {
         if let Some(v) = m.pointer("/result/protocolVersion").and_then(Value::as_str) {
             lock(state).version = Some(v.to_owned());

@@ -11,6 +11,8 @@ SERVERS = [
     ("everything", "@modelcontextprotocol/server-everything"),
     ("filesystem", "@modelcontextprotocol/server-filesystem"),
     ("python", "tests/interop/py_server.py on PyPI `mcp`"),
+    ("everything-http", "@modelcontextprotocol/server-everything over Streamable HTTP (`streamableHttp`, profile mcp-http)"),
+    ("python-http", "tests/interop/py_server.py --http on PyPI `mcp` (Streamable HTTP, profile mcp-http)"),
     ("py-acp", "tests/interop/py_acp_agent.py on PyPI `agent-client-protocol` (ACP profile)"),
 ]
 
@@ -20,6 +22,8 @@ SERVERS = [
 TS = {"everything", "filesystem"}
 ALL = {"everything", "filesystem", "python"}
 ACP = {"py-acp"}
+# The same servers over Streamable HTTP (run.sh's `-http` reports, profile mcp-http).
+HTTP = {"everything-http", "python-http"}
 RULES = [
     (ALL, "mcp.base.parse-error", "fail", "no error response to the unparsable line",
      "The line `garbage` gets no reply at all. JSON-RPC 2.0 §5: \"When a rpc call is made, the Server MUST reply with a Response\", and its own example answers invalid JSON with -32700 and id null."),
@@ -33,10 +37,25 @@ RULES = [
      "Request id 2^53 + 1 is dropped by the TypeScript SDK; RFC 8259 §6 calls such integers not interoperable, so a warning."),
     ({"everything"}, "mcp.lifecycle.stdin-eof", "warn", "did not exit",
      "After answering the client's roots/list, the server keeps running after stdin closes (reproduced by hand). 2026-07-28 stdio: servers SHOULD exit promptly."),
-    (ALL, "mcp.tools.invalid-cursor", "warn", "an invalid cursor was accepted",
+    (ALL | HTTP, "mcp.tools.invalid-cursor", "warn", "an invalid cursor was accepted",
      "An unknown cursor returns the first page. Pagination: invalid cursors SHOULD get -32602."),
-    (ALL, "mcp.tools.unknown-tool", "warn", "tool execution error (isError)",
+    (ALL | HTTP, "mcp.tools.unknown-tool", "warn", "tool execution error (isError)",
      "An unknown tool is an `isError` result rather than a JSON-RPC error (robustness)."),
+    # Streamable HTTP (profile mcp-http).
+    ({"everything-http"}, "mcp.base.id-echo", "warn", "9007199254740993",
+     "Request id 2^53 + 1 gets HTTP 400 with -32700 `Parse error: Invalid JSON-RPC message` and id null: the TypeScript SDK's id schema (`z.number().int()`) rejects integers beyond JavaScript's safe range. RFC 8259 §6 calls such integers not interoperable, so a warning."),
+    ({"everything-http"}, "mcp.base.invalid-request", "warn", "answered with code -32700",
+     "A request without `jsonrpc` gets HTTP 400 with -32700 `Parse error: Invalid JSON-RPC message`, id null: the TypeScript SDK's HTTP transport answers every body that fails its message schema with -32700. JSON-RPC 2.0 §5.1: -32700 is for invalid JSON, -32600 for \"The JSON sent is not a valid Request object\"; an error reply does come, hence an advisory."),
+    ({"everything-http"}, "mcp.base.batch-rejected", "warn", "served one by one in a revision without batches",
+     "At 2025-11-25 a batch body is served as at 2025-03-26 (200, one SSE event per request): the TypeScript SDK's HTTP transport accepts arrays in every revision. 2025-11-25 transports: \"The body of the POST request MUST be a single JSON-RPC request, notification, or response\" binds the client, so an advisory."),
+    ({"everything-http"}, "mcp.http.origin", "fail", "foreign Origin was answered HTTP 200",
+     "`initialize` with `Origin: http://parity-rebinding.invalid` is served (200, `Access-Control-Allow-Origin: *`): the server's Express app enables CORS for every origin and does not turn on the SDK's DNS-rebinding protection. 2025-11-25 transports: \"Servers MUST validate the Origin header on all incoming connections ... If the Origin header is present and invalid, servers MUST respond with HTTP 403 Forbidden.\""),
+    ({"everything-http"}, "mcp.http.session-id", "fail", "ended session was answered HTTP 400",
+     "After `DELETE` ends the session (200), a request carrying its id gets HTTP 400 `Bad Request: No valid session ID provided`: the server's Express app answers every unknown session id with 400. 2025-11-25 transports: \"The server MAY terminate the session at any time, after which it MUST respond to requests containing that session ID with HTTP 404 Not Found.\""),
+    ({"python-http"}, "mcp.base.invalid-request", "fail", "no response to a request with `\"id\": null`",
+     "`{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"ping\"}` gets HTTP 202 Accepted and no response: the SDK's pydantic `JSONRPCNotification` ignores the extra `id`, so the request is taken for a notification. JSON-RPC 2.0 §4.1: a Notification is a Request object without an `id` member; §5: the Server MUST reply (MCP forbids null ids, so -32600)."),
+    ({"python-http"}, "mcp.base.batch", "fail", "a batch was not answered with a batch",
+     "After `initialize` at 2025-03-26, which it accepts, a batch body gets a single -32602 `Validation error` with id null: the SDK parses every POST body as one message. 2025-03-26 `basic#batching`: implementations \"MUST support receiving JSON-RPC batches\" (and 2025-03-26 transports allow \"An array batching one or more requests and/or notifications\" as a POST body)."),
     (ACP, "acp.base.parse-error", "fail", "got no -32700 error response",
      "The line `{\"jsonrpc\": \"2.0\", \"id\": 7, \"method\": ` gets no reply; the agent's stderr shows the SDK's `Error parsing JSON-RPC message` traceback (`acp/_transport.py` logs the JSONDecodeError and reads the next line). JSON-RPC 2.0 §5: the Server MUST reply, with −32700 and id null for invalid JSON. The agent's (SDK's) fault."),
     (ACP, "acp.init.version-negotiation", "fail", "the agent echoed 65535",
