@@ -121,7 +121,7 @@ pub fn peer(url: &str, line_cap: usize, deadline: Duration) -> Result<Peer, Stri
 /// The JSON-RPC messages of an answer, read leniently: the transport checks judge the
 /// framing (`mcp.http.*`), so the bridge still delivers a JSON body under the wrong
 /// Content-Type and the events of an SSE stream whose last event is unterminated.
-fn lenient_messages(exchange: &crate::http::HttpExchange) -> Option<Vec<Value>> {
+pub(crate) fn lenient_messages(exchange: &crate::http::HttpExchange) -> Option<Vec<Value>> {
     if let Ok(m) = exchange.messages() {
         return Some(m);
     }

@@ -370,6 +370,32 @@ fn era_cache() -> &'static EraCache {
     CACHE.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
+/// The `server/discover` probe over Streamable HTTP: one POST; the response with id 1, else
+/// the JSON-RPC error of an HTTP error answer (whatever its id), else a timeout.
+async fn http_discover(url: &str, deadline: std::time::Duration) -> crate::mcp::Reply {
+    use crate::mcp::Reply;
+    let Ok(client) = crate::http::HttpClient::new(url) else {
+        return Reply::Timeout;
+    };
+    let message = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover",
+        "params": {"_meta": crate::mcp::modern_meta(MODERN_REVISION)}});
+    let request = crate::http::HttpRequest::post_json(&message)
+        .header("mcp-protocol-version", MODERN_REVISION)
+        .header("mcp-method", "server/discover");
+    let until = tokio::time::Instant::now() + deadline;
+    let Ok(exchange) = client.send(request, until).await else {
+        return Reply::Timeout;
+    };
+    let messages = crate::http_bridge::lenient_messages(&exchange).unwrap_or_default();
+    if let Some(m) = messages.iter().find(|m| m.get("id") == Some(&json!(1))) {
+        return Reply::Message(m.clone());
+    }
+    match messages.into_iter().find(|m| m.get("error").is_some()) {
+        Some(m) if exchange.status >= 400 => Reply::Message(m),
+        _ => Reply::Timeout,
+    }
+}
+
 /// Detects which eras a target speaks, following the 2026-07-28 backward-compatibility rule, and
 /// learns each era's capabilities. Cached per target command for the life of the process.
 /// Returns the support plus the legacy and modern capabilities (null when unknown).
@@ -383,12 +409,20 @@ pub async fn detect_eras(target: &McpTarget, timing: Timing) -> (EraSupport, Val
     let modern = async {
         let mut notes = Vec::new();
         // A spawn failure is reported once, by the legacy probe below.
-        let Ok(peer) = target.start_peer(timing.case) else {
-            return (false, Vec::new(), Value::Null, Vec::new());
+        let reply = match &target.http {
+            // Over HTTP the answer to the probe's POST settles it, even an HTTP error whose
+            // JSON-RPC error carries no id: no need to wait out the deadline for id 1.
+            Some(url) => Ok(http_discover(url, timing.message).await),
+            None => {
+                let Ok(peer) = target.start_peer(timing.case) else {
+                    return (false, Vec::new(), Value::Null, Vec::new());
+                };
+                let mut c = Client::new(peer, Era::Modern, MODERN_REVISION, timing.message);
+                let reply = c.discover().await;
+                let _ = c.peer.shutdown(timing.grace).await;
+                reply
+            }
         };
-        let mut c = Client::new(peer, Era::Modern, MODERN_REVISION, timing.message);
-        let reply = c.discover().await;
-        let _ = c.peer.shutdown(timing.grace).await;
         let (is_modern, versions, caps) = match &reply {
             Ok(r) => {
                 let m = discover_means_modern(r);
