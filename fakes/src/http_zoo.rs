@@ -74,6 +74,12 @@ pub fn http_catalogue() -> Vec<HttpFault> {
             ResponseMode::Json,
         ),
         f(
+            "http-session-not-ended",
+            "DELETE of a session is answered 204 but the session goes on serving",
+            &["mcp.http.session-id"],
+            ResponseMode::Json,
+        ),
+        f(
             "http-version-header-ignored",
             "an unsupported MCP-Protocol-Version header is ignored",
             &["mcp.http.protocol-version-header"],
@@ -180,6 +186,14 @@ pub fn faulty_router(
                     }
                     r
                 }
+            },
+        )),
+        "http-session-not-ended" => clean.layer(axum::middleware::from_fn(
+            |req: Request, next: Next| async move {
+                if req.method() == Method::DELETE {
+                    return StatusCode::NO_CONTENT.into_response();
+                }
+                next.run(req).await
             },
         )),
         "http-version-header-ignored" => clean.layer(axum::middleware::from_fn(

@@ -1893,21 +1893,28 @@ pub async fn serve_facade(
 /// closes it first in the stdio shutdown sequence).
 async fn facade_stop() {
     use std::os::unix::fs::FileTypeExt;
-    use tokio::io::AsyncReadExt;
     let stdin_is_pipe = std::fs::metadata("/dev/stdin")
         .map(|m| m.file_type().is_fifo())
         .unwrap_or(false);
-    let eof = async move {
-        if !stdin_is_pipe {
-            return std::future::pending::<()>().await;
-        }
-        let mut stdin = tokio::io::stdin();
-        let mut buf = [0u8; 1024];
-        loop {
-            match stdin.read(&mut buf).await {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {}
+    // stdin is read on a detached thread: a blocking read the runtime would wait for at
+    // shutdown must not keep a SIGTERM from stopping the facade.
+    let (eof_tx, eof_rx) = tokio::sync::oneshot::channel::<()>();
+    if stdin_is_pipe {
+        std::thread::spawn(move || {
+            use std::io::Read;
+            let mut buf = [0u8; 1024];
+            let mut stdin = std::io::stdin();
+            while let Ok(n) = stdin.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
             }
+            let _ = eof_tx.send(());
+        });
+    }
+    let eof = async move {
+        if eof_rx.await.is_err() {
+            std::future::pending::<()>().await
         }
     };
     let term = async {

@@ -589,13 +589,44 @@ async fn session_with_token<'a>(
     }
 }
 
-/// Whether a listing is the anonymous view: no session tool, or 401 where declared.
+/// The names only a session sees: the session tool, plus the declared topology's
+/// session-only names.
+fn session_only(decl: &FacadeDecl) -> Vec<&String> {
+    let mut v = vec![&decl.session_tool];
+    if let Some(t) = &decl.topology {
+        v.extend(
+            t.session
+                .iter()
+                .filter(|n| !t.anonymous.contains(n) && **n != decl.session_tool),
+        );
+    }
+    v
+}
+
+/// Whether a listing is the anonymous view: no session-only name, or 401 where declared.
 fn is_anonymous_view(decl: &FacadeDecl, listing: &Result<Vec<String>, u16>) -> bool {
     match listing {
-        Ok(names) => !names.contains(&decl.session_tool),
+        Ok(names) => !session_only(decl).iter().any(|n| names.contains(n)),
         Err(401) => decl.bad_token == BadToken::Unauthorized,
         Err(_) => false,
     }
+}
+
+/// Whether a listing is a live session's view: a catalogue holding the session tool.
+fn is_live_view(decl: &FacadeDecl, listing: &Result<Vec<String>, u16>) -> bool {
+    matches!(listing, Ok(names) if names.contains(&decl.session_tool))
+}
+
+/// A listing once the session is open: a catalogue or a refusal status, or a violation
+/// (an answer that is neither: a JSON-RPC error, an `isError` result, a payload that is not
+/// a catalogue; rule 3 says bad credentials get the anonymous view, never an error).
+macro_rules! listing {
+    ($s:expr, $e:expr, $what:expr) => {
+        match $e {
+            Ok(v) => v,
+            Err(e) => return $s.fail(format!("{}: {e}", $what)),
+        }
+    };
 }
 
 async fn anonymous_hides(ctx: &FacadeCtx) -> Finding {
@@ -604,16 +635,11 @@ async fn anonymous_hides(ctx: &FacadeCtx) -> Finding {
         Err(f) => return f,
     };
     let decl = &ctx.target.decl;
-    let listing = tri!(s, s.list(None).await);
+    let listing = listing!(s, s.list(None).await, "the anonymous catalogue");
     match listing {
         Ok(names) => {
-            let mut leaked: Vec<&String> =
-                names.iter().filter(|n| **n == decl.session_tool).collect();
-            if let Some(t) = &decl.topology {
-                leaked.extend(names.iter().filter(|n| {
-                    t.session.contains(n) && !t.anonymous.contains(n) && **n != decl.session_tool
-                }));
-            }
+            let gated = session_only(decl);
+            let leaked: Vec<&String> = names.iter().filter(|n| gated.contains(n)).collect();
             if leaked.is_empty() {
                 s.pass()
             } else {
@@ -627,8 +653,9 @@ async fn anonymous_hides(ctx: &FacadeCtx) -> Finding {
                 ))
             }
         }
-        Err(status) => s.not_run(format!(
-            "the anonymous catalogue request was refused with HTTP {status}"
+        Err(401) if decl.bad_token == BadToken::Unauthorized => s.pass(),
+        Err(status) => s.fail(format!(
+            "the anonymous catalogue request was refused with HTTP {status}; an anonymous caller gets the anonymous view"
         )),
     }
 }
@@ -646,15 +673,12 @@ fn made_up_name(like: &str) -> String {
 /// The shape of an answer with `name` replaced by a placeholder: status, error code,
 /// `isError`, text.
 fn answer_shape(obs: &CallObs, name: &str) -> Value {
-    let scrub = |t: &str| t.replace(name, "[NAME]");
-    json!({
-        "http_status": obs.status,
-        "error_code": obs.error.as_ref().map(|e| e.0),
-        "error_message": obs.error.as_ref().map(|e| scrub(&e.1)),
-        "isError": obs.is_error,
-        "text": scrub(&obs.text),
-        "keys": obs.body.as_object().map(|m| m.keys().cloned().collect::<Vec<_>>()),
-    })
+    // The whole result or error object (data, structuredContent, _meta included), with the
+    // called name replaced.
+    let body = serde_json::to_string(&obs.body)
+        .unwrap_or_default()
+        .replace(name, "[NAME]");
+    json!({"http_status": obs.status, "answer": body})
 }
 
 async fn anonymous_call(ctx: &FacadeCtx) -> Finding {
@@ -758,7 +782,7 @@ async fn bad_credentials(ctx: &FacadeCtx) -> Finding {
     ];
     let mut wrong = Vec::new();
     for (what, value) in &variants {
-        let listing = tri!(s, s.list(Some(value)).await);
+        let listing = listing!(s, s.list(Some(value)).await, what);
         let ok = match (&listing, decl.bad_token) {
             (Ok(_), _) => is_anonymous_view(decl, &listing),
             (Err(401), BadToken::Unauthorized) => true,
@@ -792,14 +816,18 @@ async fn revoked(ctx: &FacadeCtx) -> Finding {
     let decl = &ctx.target.decl;
     let auth = format!("Bearer {token}");
     let before = tri!(s, s.list(Some(&auth)).await);
-    if is_anonymous_view(decl, &before) {
+    if !is_live_view(decl, &before) {
         return s.not_run(format!(
             "a fresh token does not see `{}`, so revocation cannot be judged (see facade.token-sees-session-tools)",
             decl.session_tool
         ));
     }
     tri!(s, s.revoke(&token).await);
-    let after = tri!(s, s.list(Some(&auth)).await);
+    let after = listing!(
+        s,
+        s.list(Some(&auth)).await,
+        "the request right after the revocation"
+    );
     if !is_anonymous_view(decl, &after) {
         return s.fail(format!(
             "the request right after revoking the token still shows `{}`",
@@ -832,8 +860,11 @@ async fn second_token(ctx: &FacadeCtx) -> Finding {
     }
     let a = tri!(s, s.list(Some(&format!("Bearer {first}"))).await);
     let b = tri!(s, s.list(Some(&format!("Bearer {second}"))).await);
-    let first_live = !is_anonymous_view(decl, &a);
-    let second_live = !is_anonymous_view(decl, &b);
+    let first_live = is_live_view(decl, &a);
+    let second_live = is_live_view(decl, &b);
+    if !first_live && !is_anonymous_view(decl, &a) {
+        return s.fail("after a second mint the first token gets neither the session view nor the anonymous view (an error instead)");
+    }
     let expected_first = decl.remint == Remint::Coexist;
     if !second_live {
         return s.fail("the second token of the channel does not see the session-bound tool");
@@ -894,12 +925,46 @@ async fn naming(ctx: &FacadeCtx) -> Finding {
     }
 }
 
-/// The audit lines of `path` whose `channel` member is `channel`, parsed; unparsable lines
-/// are skipped.
-fn audit_lines(path: &PathBuf, channel: &str) -> Result<(Vec<Value>, String), String> {
-    let text = std::fs::read(path)
+/// Most bytes of an audit log read per look: 16 MiB (what the case's own calls wrote).
+const AUDIT_READ_CAP: u64 = 16 * 1024 * 1024;
+
+/// The audit log's length now, where a case's own lines will start. A path that is not a
+/// regular file is an error (a FIFO or device would block or never end).
+async fn audit_len(path: &std::path::Path) -> Result<u64, String> {
+    let meta = tokio::fs::metadata(path)
+        .await
         .map_err(|e| format!("cannot read the audit log {}: {e}", path.display()))?;
-    let text = String::from_utf8_lossy(&text).into_owned();
+    if !meta.is_file() {
+        return Err(format!(
+            "the audit log {} is not a regular file",
+            path.display()
+        ));
+    }
+    Ok(meta.len())
+}
+
+/// The audit lines written since byte `from` whose `channel` member is `channel`, parsed
+/// (unparsable lines are skipped), and the text read. Reads at most [`AUDIT_READ_CAP`]
+/// bytes, off the async threads.
+async fn audit_lines(
+    path: &std::path::Path,
+    channel: &str,
+    from: u64,
+) -> Result<(Vec<Value>, String), String> {
+    use std::io::{Read, Seek, SeekFrom};
+    audit_len(path).await?;
+    let owned = path.to_path_buf();
+    let bytes = tokio::task::spawn_blocking(move || -> std::io::Result<Vec<u8>> {
+        let mut f = std::fs::File::open(&owned)?;
+        f.seek(SeekFrom::Start(from))?;
+        let mut buf = Vec::new();
+        f.take(AUDIT_READ_CAP).read_to_end(&mut buf)?;
+        Ok(buf)
+    })
+    .await
+    .map_err(|e| format!("reading the audit log failed: {e}"))?
+    .map_err(|e| format!("cannot read the audit log {}: {e}", path.display()))?;
+    let text = String::from_utf8_lossy(&bytes).into_owned();
     let lines = text
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
@@ -908,12 +973,35 @@ fn audit_lines(path: &PathBuf, channel: &str) -> Result<(Vec<Value>, String), St
     Ok((lines, text))
 }
 
+/// Polls the audit log from `from` until `want` lines of `channel` appear (up to about a
+/// second), returning what was found.
+async fn await_audit_lines(
+    path: &std::path::Path,
+    channel: &str,
+    from: u64,
+    want: usize,
+) -> Result<(Vec<Value>, String), String> {
+    let mut found = (Vec::new(), String::new());
+    for _ in 0..40 {
+        found = audit_lines(path, channel, from).await?;
+        if found.0.len() >= want {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    Ok(found)
+}
+
 async fn preflight(ctx: &FacadeCtx) -> Finding {
     let (mut s, token, ch) = match session_with_token(ctx, "preflight").await {
         Ok(x) => x,
         Err(f) => return f,
     };
     let decl = &ctx.target.decl;
+    let from = match &decl.audit_log {
+        Some(p) => Some(tri!(s, audit_len(p).await)),
+        None => None,
+    };
     let obs = tri!(
         s,
         s.call(
@@ -941,13 +1029,34 @@ async fn preflight(ctx: &FacadeCtx) -> Finding {
             clip(&message)
         ));
     }
-    if let Some(path) = &decl.audit_log {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        let (lines, _) = tri!(s, audit_lines(path, &ch));
-        if !lines.is_empty() {
-            s.note(format!("audit: {}", lines[0]));
+    if let (Some(path), Some(from)) = (&decl.audit_log, from) {
+        // A valid call on the same channel is the barrier: once its lines are in the log,
+        // any line of the invalid call would be too.
+        let valid = tri!(
+            s,
+            s.call(
+                Some(&format!("Bearer {token}")),
+                &decl.session_tool,
+                &decl.session_arguments
+            )
+            .await
+        );
+        if valid.failed() {
+            return s.not_run(
+                "the valid call after the refused one failed, so the audit log cannot be judged",
+            );
+        }
+        let (lines, _) = tri!(s, await_audit_lines(path, &ch, from, 2).await);
+        let entries = lines.iter().filter(|l| l.get("is_error").is_none()).count();
+        for l in &lines {
+            s.note(format!("audit: {l}"));
+        }
+        if entries == 0 {
+            return s.not_run("the valid call wrote no audit entry line for its channel, so the log cannot show whether the refused call reached the source");
+        }
+        if entries > 1 {
             return s.fail(
-                "the schema-invalid call reached the source: the audit log has a line for it",
+                "the schema-invalid call reached the source: the audit log has an entry line for it beside the valid call's",
             );
         }
     }
@@ -984,6 +1093,10 @@ async fn audited_call<'a>(
         ));
     };
     let (mut s, token, ch) = session_with_token(ctx, tag).await?;
+    let from = match audit_len(&path).await {
+        Ok(n) => n,
+        Err(e) => return Err(s.not_run(e)),
+    };
     let args = canary_arguments(decl, canary);
     let obs = match s
         .call(Some(&format!("Bearer {token}")), &decl.session_tool, &args)
@@ -998,18 +1111,11 @@ async fn audited_call<'a>(
             decl.session_tool
         )));
     }
-    let mut found = (Vec::new(), String::new());
     // The exit line may be written just after the response.
-    for _ in 0..20 {
-        found = match audit_lines(&path, &ch) {
-            Ok(x) => x,
-            Err(e) => return Err(s.not_run(e)),
-        };
-        if found.0.len() >= 2 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    let found = match await_audit_lines(&path, &ch, from, 2).await {
+        Ok(x) => x,
+        Err(e) => return Err(s.not_run(e)),
+    };
     Ok((s, token, args, found.0, found.1))
 }
 

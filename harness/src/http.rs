@@ -495,8 +495,9 @@ pub struct HttpClient {
 }
 
 impl HttpClient {
-    /// A client for `url`, which must be an `http://` URL with a host and no user name or
-    /// password (put credentials in an `Authorization` header). The body cap is
+    /// A client for `url`, which must be an `http://` URL whose host is loopback
+    /// (`127.0.0.0/8`, `[::1]` or `localhost`) with no user name or password (put credentials
+    /// in an `Authorization` header). The body cap is
     /// [`DEFAULT_BODY_CAP`].
     ///
     /// Errors: [`HttpError::BadUrl`] saying why the URL is unusable; [`HttpError::Connect`] if
@@ -513,6 +514,21 @@ impl HttpClient {
         }
         if parsed.host_str().is_none_or(str::is_empty) {
             return Err(HttpError::BadUrl(format!("`{url}` has no host")));
+        }
+        // parity's traffic stays on loopback: tokens and canaries travel in clear text.
+        let host = parsed
+            .host_str()
+            .unwrap_or_default()
+            .trim_start_matches('[')
+            .trim_end_matches(']');
+        let loopback = host.eq_ignore_ascii_case("localhost")
+            || host
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback());
+        if !loopback {
+            return Err(HttpError::BadUrl(format!(
+                "`{url}` is not a loopback address: parity talks to 127.0.0.1, [::1] or localhost only"
+            )));
         }
         if !parsed.username().is_empty() || parsed.password().is_some() {
             return Err(HttpError::BadUrl(

@@ -132,6 +132,23 @@ fn the_reference_facade_passes_the_facade_profile_in_the_meta_form() {
 }
 
 #[test]
+fn the_reference_facade_passes_every_check_of_the_mcp_http_profile() {
+    let run = common::run_json(&["run", "--profile", "mcp-http"]);
+    run.assert_code(0);
+    assert!(run.cases().len() >= 40, "{:?}", run.cases().keys());
+    // Transport-neutral checks through the bridge, and the transport's own.
+    assert!(run
+        .verdict("mcp.base.id-echo@mcp-http#2025-11-25")
+        .is_some());
+    assert!(run
+        .verdict("mcp.http.sse-framing@mcp-http#2025-11-25")
+        .is_some());
+    for (id, case) in run.cases() {
+        assert_eq!(case["verdict"], "pass", "{id}: {case}");
+    }
+}
+
+#[test]
 fn a_target_file_runs_the_direct_form_started_by_command() {
     let dir = tempfile::tempdir().unwrap();
     let audit = dir.path().join("audit.log");

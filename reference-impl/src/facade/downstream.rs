@@ -243,9 +243,17 @@ impl Downstream {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(id, tx);
-        let sent = self
-            .write(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
-            .await;
+        // The write is bounded too: a server that stops reading its stdin must not hold the
+        // pipe (and every later call) forever.
+        let sent = match tokio::time::timeout(
+            timeout,
+            self.write(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})),
+        )
+        .await
+        {
+            Ok(r) => r,
+            Err(_) => Err(format!("not written within {} ms", timeout.as_millis())),
+        };
         let answer = match sent {
             Ok(()) => tokio::time::timeout(timeout, rx).await,
             Err(e) => {

@@ -213,7 +213,10 @@ pub fn router(service: Arc<dyn McpService>, config: HttpConfig) -> Router {
             .route("/admin/mint", post(admin_mint))
             .route("/admin/revoke", post(admin_revoke));
     }
-    router.with_state(app).layer(DefaultBodyLimit::max(limit))
+    router
+        .with_state(app)
+        .layer(axum::middleware::from_fn(origin_guard))
+        .layer(DefaultBodyLimit::max(limit))
 }
 
 /// Serves `service` on `listener` until `shutdown` completes.
@@ -229,6 +232,21 @@ pub async fn serve(
     axum::serve(listener, router(service, config))
         .with_graceful_shutdown(shutdown)
         .await
+}
+
+/// Refuses any request (every method and path) whose `Origin` is not a loopback origin
+/// (`basic/transports`: servers MUST validate the Origin header on all incoming connections).
+async fn origin_guard(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    if let Some(origin) = request.headers().get(header::ORIGIN) {
+        if !origin.to_str().map(origin_is_loopback).unwrap_or(false) {
+            return rpc_error(
+                StatusCode::FORBIDDEN,
+                -32600,
+                "Forbidden: the Origin is not a loopback origin",
+            );
+        }
+    }
+    next.run(request).await
 }
 
 fn rpc_error(status: StatusCode, code: i64, message: &str) -> Response {
@@ -310,15 +328,6 @@ async fn post_mcp(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    if let Some(origin) = headers.get(header::ORIGIN) {
-        if !origin.to_str().map(origin_is_loopback).unwrap_or(false) {
-            return rpc_error(
-                StatusCode::FORBIDDEN,
-                -32600,
-                "Forbidden: the Origin is not a loopback origin",
-            );
-        }
-    }
     let body = match body {
         Ok(b) => b,
         Err(rejection) => {
