@@ -96,6 +96,10 @@ async fn equivalence_run(
     report
 }
 
+/// One fault's run: the report of the checks it must trip, when the run could happen.
+type FaultRun =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Option<RunReport>> + Send + 'static>>;
+
 /// One row of the self-test table.
 #[derive(Debug, Clone)]
 pub struct Row {
@@ -181,121 +185,91 @@ pub async fn rows(jobs: usize) -> Vec<Row> {
             )
         })
         .collect();
-    let faults: Vec<_> = parity_fakes::catalogue()
+    // Every fault's run, against the checks it must trip: MCP stdio faults, ACP faults (or,
+    // beside the clean reference MCP server, the equivalence checks), faulty HTTP servers in
+    // their direct catalogue form, and faulty facades.
+    let exe = std::env::current_exe()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| "parity".into());
+    let mut runs: Vec<(&'static str, FaultRun)> = Vec::new();
+    for f in parity_fakes::catalogue()
         .iter()
         .filter(|f| !f.trips.is_empty())
-        .collect();
-    // Two fault runs at a time: each run is itself parallel.
-    for pair in faults.chunks(2) {
-        let mut set = tokio::task::JoinSet::new();
-        for f in pair {
-            let filter: Vec<String> = f.trips.iter().map(|s| s.to_string()).collect();
-            let Ok(o) = opts(filter) else { continue };
-            let name = f.name;
-            set.spawn(async move { (name, run_mcp(fake_target(name), &o).await) });
-        }
-        while let Some(joined) = set.join_next().await {
-            let Ok((name, Ok(report))) = joined else {
-                continue;
-            };
-            for (check, v) in worst_per_check(&report) {
-                if let Some(r) = rows.get_mut(&check) {
-                    r.caught_by.push((name.to_string(), v));
-                }
-            }
-        }
+    {
+        let Ok(o) = opts(f.trips.iter().map(|s| s.to_string()).collect()) else {
+            continue;
+        };
+        let name = f.name;
+        runs.push((
+            name,
+            Box::pin(async move { run_mcp(fake_target(name), &o).await.ok() }),
+        ));
     }
-    // ACP faults: two at a time, each against the ACP checks it must trip or, beside the clean
-    // reference MCP server, against the equivalence checks.
-    let acp_faults: Vec<_> = parity_fakes::acp_catalogue().iter().collect();
-    for pair in acp_faults.chunks(2) {
-        let mut set = tokio::task::JoinSet::new();
-        for f in pair {
-            let Ok(o) = opts(f.trips.iter().map(|s| s.to_string()).collect()) else {
-                continue;
-            };
-            let (name, profile, trips) = (f.name, f.profile, f.trips);
-            set.spawn(async move {
-                let report = match profile {
+    for f in parity_fakes::acp_catalogue().iter() {
+        let Ok(o) = opts(f.trips.iter().map(|s| s.to_string()).collect()) else {
+            continue;
+        };
+        let (name, profile, trips) = (f.name, f.profile, f.trips);
+        runs.push((
+            name,
+            Box::pin(async move {
+                match profile {
                     AcpProfile::Acp => run_acp(acp_fake_target(name), &o).await.ok(),
                     AcpProfile::Equivalence => {
                         Some(equivalence_run(&["fake", name], trips, o.timing, o.jobs).await)
                     }
-                };
-                (name, report)
-            });
-        }
-        while let Some(joined) = set.join_next().await {
-            let Ok((name, Some(report))) = joined else {
-                continue;
-            };
-            for (check, v) in worst_per_check(&report) {
-                if let Some(r) = rows.get_mut(&check) {
-                    r.caught_by.push((name.to_string(), v));
                 }
-            }
-        }
+            }),
+        ));
     }
-    // Faulty HTTP servers: two at a time, each against the HTTP checks it must trip, in its
-    // direct catalogue form.
-    let exe = std::env::current_exe()
-        .map(|p| p.to_string_lossy().into_owned())
-        .unwrap_or_else(|_| "parity".into());
-    for pair in parity_fakes::http_catalogue().chunks(2) {
-        let mut set = tokio::task::JoinSet::new();
-        for f in pair {
-            let Ok(o) = opts(f.checks.iter().map(|s| s.to_string()).collect()) else {
-                continue;
-            };
-            let name = f.name;
-            let spec = crate::peer::PeerSpec::new(
-                exe.clone(),
-                ["fake-http", name, "--catalogue", "direct"]
-                    .map(String::from)
-                    .to_vec(),
-            );
-            set.spawn(async move {
-                let report = crate::cli::run_mcp_http(
+    for f in parity_fakes::http_catalogue() {
+        let Ok(o) = opts(f.checks.iter().map(|s| s.to_string()).collect()) else {
+            continue;
+        };
+        let name = f.name;
+        let spec = crate::peer::PeerSpec::new(
+            exe.clone(),
+            ["fake-http", name, "--catalogue", "direct"]
+                .map(String::from)
+                .to_vec(),
+        );
+        runs.push((
+            name,
+            Box::pin(async move {
+                crate::cli::run_mcp_http(
                     &format!("parity fake-http {name}"),
                     crate::facade::FacadeSource::Command(spec),
                     &o,
                     crate::wire::DEFAULT_LINE_CAP,
                 )
                 .await
-                .ok();
-                (name, report)
-            });
-        }
-        while let Some(joined) = set.join_next().await {
-            let Ok((name, Some(report))) = joined else {
-                continue;
-            };
-            for (check, v) in worst_per_check(&report) {
-                if let Some(r) = rows.get_mut(&check) {
-                    r.caught_by.push((name.to_string(), v));
-                }
-            }
-        }
+                .ok()
+            }),
+        ));
     }
-    // Faulty facades: two at a time, each against the facade checks it must trip.
-    let facade_faults = parity_fakes::facade_catalogue();
-    for pair in facade_faults.chunks(2) {
+    for f in parity_fakes::facade_catalogue() {
+        let Ok(o) = opts(f.checks.iter().map(|s| s.to_string()).collect()) else {
+            continue;
+        };
+        let name = f.name;
+        runs.push((
+            name,
+            Box::pin(async move {
+                crate::facade::run_reference(Some(name), crate::facade::CatalogueForm::Meta, &o)
+                    .await
+                    .ok()
+            }),
+        ));
+    }
+    // Two fault runs at a time: each run is itself parallel.
+    let mut runs = runs.into_iter();
+    loop {
         let mut set = tokio::task::JoinSet::new();
-        for f in pair {
-            let Ok(o) = opts(f.checks.iter().map(|s| s.to_string()).collect()) else {
-                continue;
-            };
-            let name = f.name;
-            set.spawn(async move {
-                let report = crate::facade::run_reference(
-                    Some(name),
-                    crate::facade::CatalogueForm::Meta,
-                    &o,
-                )
-                .await
-                .ok();
-                (name, report)
-            });
+        for (name, run) in runs.by_ref().take(2) {
+            set.spawn(async move { (name, run.await) });
+        }
+        if set.is_empty() {
+            break;
         }
         while let Some(joined) = set.join_next().await {
             let Ok((name, Some(report))) = joined else {
@@ -315,9 +289,6 @@ pub async fn rows(jobs: usize) -> Vec<Row> {
         {
             reference_reports.push(report);
         }
-        let exe = std::env::current_exe()
-            .map(|p| p.to_string_lossy().into_owned())
-            .unwrap_or_else(|_| "parity".into());
         let spec = crate::peer::PeerSpec::new(
             exe,
             [
