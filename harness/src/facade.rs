@@ -603,6 +603,28 @@ fn session_only(decl: &FacadeDecl) -> Vec<&String> {
     v
 }
 
+/// [`session_with_token`], then the precondition of the checks that judge the session tool's
+/// gating: a live token's catalogue holds it. When it does not (a misspelled `session_tool`, a
+/// hook that mints dead tokens), the case is not-run, so it cannot pass vacuously.
+async fn live_session<'a>(
+    ctx: &'a FacadeCtx,
+    tag: &str,
+) -> Result<(Session<'a>, String, String), Finding> {
+    let (mut s, token, ch) = session_with_token(ctx, tag).await?;
+    let decl = &ctx.target.decl;
+    let listing = match s.list(Some(&format!("Bearer {token}"))).await {
+        Ok(l) => l,
+        Err(e) => return Err(s.not_run(e)),
+    };
+    if !is_live_view(decl, &listing) {
+        return Err(s.not_run(format!(
+            "a freshly minted token does not see `{}`, so its gating cannot be judged: check `session_tool` and the mint hook (facade.token-sees-session-tools shows what the token sees)",
+            decl.session_tool
+        )));
+    }
+    Ok((s, token, ch))
+}
+
 /// Whether a listing is the anonymous view: no session-only name, or 401 where declared.
 fn is_anonymous_view(decl: &FacadeDecl, listing: &Result<Vec<String>, u16>) -> bool {
     match listing {
@@ -630,8 +652,8 @@ macro_rules! listing {
 }
 
 async fn anonymous_hides(ctx: &FacadeCtx) -> Finding {
-    let mut s = match Session::open(ctx).await {
-        Ok(s) => s,
+    let (mut s, _, _) = match live_session(ctx, "hides").await {
+        Ok(x) => x,
         Err(f) => return f,
     };
     let decl = &ctx.target.decl;
@@ -682,8 +704,8 @@ fn answer_shape(obs: &CallObs, name: &str) -> Value {
 }
 
 async fn anonymous_call(ctx: &FacadeCtx) -> Finding {
-    let mut s = match Session::open(ctx).await {
-        Ok(s) => s,
+    let (mut s, _, _) = match live_session(ctx, "probe").await {
+        Ok(x) => x,
         Err(f) => return f,
     };
     let decl = &ctx.target.decl;
@@ -751,7 +773,7 @@ async fn token_sees(ctx: &FacadeCtx) -> Finding {
 }
 
 async fn bad_credentials(ctx: &FacadeCtx) -> Finding {
-    let (mut s, token, _) = match session_with_token(ctx, "bad").await {
+    let (mut s, token, _) = match live_session(ctx, "bad").await {
         Ok(x) => x,
         Err(f) => return f,
     };
@@ -993,7 +1015,7 @@ async fn await_audit_lines(
 }
 
 async fn preflight(ctx: &FacadeCtx) -> Finding {
-    let (mut s, token, ch) = match session_with_token(ctx, "preflight").await {
+    let (mut s, token, ch) = match live_session(ctx, "preflight").await {
         Ok(x) => x,
         Err(f) => return f,
     };
