@@ -1282,19 +1282,7 @@ async fn run_mcp_http_profile(
             let exe = std::env::current_exe()
                 .map(|p| p.to_string_lossy().into_owned())
                 .map_err(|e| format!("cannot find this executable: {e}"))?;
-            FacadeSource::Command(PeerSpec::new(
-                exe,
-                [
-                    "reference",
-                    "facade",
-                    "--catalogue",
-                    "direct",
-                    "--response",
-                    "sse",
-                ]
-                .map(String::from)
-                .to_vec(),
-            ))
+            FacadeSource::Command(crate::facade::reference_http_spec(exe))
         }
         (None, None) => return Err("the target has no [surfaces.http]".into()),
     };

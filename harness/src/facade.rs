@@ -1510,6 +1510,24 @@ pub fn reference_args(exe: &str, form: CatalogueForm, audit_log: &std::path::Pat
     ]
 }
 
+/// The bundled reference as an MCP server over Streamable HTTP, as the `mcp-http` profile and
+/// the self-test start it: `<exe> reference facade --catalogue direct --response sse`.
+pub fn reference_http_spec(exe: String) -> PeerSpec {
+    PeerSpec::new(
+        exe,
+        [
+            "reference",
+            "facade",
+            "--catalogue",
+            "direct",
+            "--response",
+            "sse",
+        ]
+        .map(String::from)
+        .to_vec(),
+    )
+}
+
 /// The admin hook base of a facade URL: its origin plus `/admin`.
 pub fn admin_base(url: &str) -> String {
     let rest = url.strip_prefix("http://").unwrap_or(url);

@@ -289,19 +289,7 @@ pub async fn rows(jobs: usize) -> Vec<Row> {
         {
             reference_reports.push(report);
         }
-        let spec = crate::peer::PeerSpec::new(
-            exe,
-            [
-                "reference",
-                "facade",
-                "--catalogue",
-                "direct",
-                "--response",
-                "sse",
-            ]
-            .map(String::from)
-            .to_vec(),
-        );
+        let spec = crate::facade::reference_http_spec(exe);
         if let Ok(mut report) = crate::cli::run_mcp_http(
             "parity reference facade",
             crate::facade::FacadeSource::Command(spec),
