@@ -496,7 +496,7 @@ async fn get_stream(ctx: &Ctx) -> Finding {
         .max(ctx.timing.silence);
     let deadline = tokio::time::Instant::now() + window;
     // An open stream never ends: its headers are what counts.
-    let x = match h.client.send(get, deadline).await {
+    let x = match h.client.send_head(get, deadline).await {
         Ok(x) => x,
         Err(crate::http::HttpError::Timeout { partial: Some(p) }) => *p,
         Err(crate::http::HttpError::Timeout { partial: None }) => {

@@ -574,6 +574,28 @@ impl HttpClient {
         request: HttpRequest,
         deadline: Instant,
     ) -> Result<HttpExchange, HttpError> {
+        self.exchange(request, deadline, true).await
+    }
+
+    /// Sends `request` and returns once the status line and headers are in, with an empty body
+    /// (the connection is dropped): for a `GET` whose SSE stream stays open, where the
+    /// headers are what counts.
+    ///
+    /// Errors: those of [`HttpClient::send`] up to the headers.
+    pub async fn send_head(
+        &self,
+        request: HttpRequest,
+        deadline: Instant,
+    ) -> Result<HttpExchange, HttpError> {
+        self.exchange(request, deadline, false).await
+    }
+
+    async fn exchange(
+        &self,
+        request: HttpRequest,
+        deadline: Instant,
+        read_body: bool,
+    ) -> Result<HttpExchange, HttpError> {
         let started = Instant::now();
         let mut headers = HeaderMap::new();
         for (name, value) in &request.headers {
@@ -615,7 +637,7 @@ impl HttpClient {
             truncated: false,
             elapsed: Duration::ZERO,
         };
-        loop {
+        while read_body {
             match timeout_at(deadline, response.chunk()).await {
                 Err(_) => {
                     exchange.elapsed = started.elapsed();

@@ -17,7 +17,10 @@
 //!   messages without `_meta` keep the version header, as a stateless client's would.
 //!
 //! Each POST runs on its own task, so a slow request never holds up the next one (as over
-//! stdio, answers may arrive in any order). Closing the peer's stdin ends the bridge: it
+//! stdio, answers may arrive in any order). The bridge opens no `GET` stream, so everything
+//! the server sends comes in the answer to some POST: once each line written has been
+//! answered, nothing more can come, and the peer ([`Peer::bridged`]) ends a wait for a
+//! response that did not come, or a silence window, at once instead of at its deadline. Closing the peer's stdin ends the bridge: it
 //! sends `DELETE` for the session (best effort) and closes "stdout". Framing is read
 //! leniently (a JSON body under another Content-Type, an unterminated last SSE event): the
 //! `mcp.http.*` checks judge framing, the bridged checks judge JSON-RPC. A body that holds
@@ -32,7 +35,7 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
 use crate::http::{HttpClient, HttpRequest};
-use crate::peer::Peer;
+use crate::peer::{Peer, SETTLED_MARKER};
 
 /// Bytes buffered in each direction of the in-memory pipes.
 const PIPE_BYTES: usize = 1 << 20;
@@ -90,19 +93,25 @@ pub fn peer(url: &str, line_cap: usize, deadline: Duration) -> Result<Peer, Stri
                 // Skip the rest of an over-long line; it is never sent.
                 let mut sink = Vec::new();
                 let _ = reader.read_until(b'\n', &mut sink).await;
+                let _ = out_tx.send(SETTLED_MARKER.to_vec());
                 continue;
             }
             if line.last() == Some(&b'\n') {
                 line.pop();
             }
             if line.iter().all(u8::is_ascii_whitespace) {
+                let _ = out_tx.send(SETTLED_MARKER.to_vec());
                 continue;
             }
             let body = line.clone();
             let client = client.clone();
             let state = state.clone();
             let out = out_tx.clone();
-            posts.spawn(async move { post(&client, &state, body, deadline, &out).await });
+            posts.spawn(async move {
+                post(&client, &state, body, deadline, &out).await;
+                // Everything this POST produced is queued ahead of the marker.
+                let _ = out.send(SETTLED_MARKER.to_vec());
+            });
         }
         while posts.join_next().await.is_some() {}
         let session = lock(&state).session.clone();
@@ -115,7 +124,7 @@ pub fn peer(url: &str, line_cap: usize, deadline: Duration) -> Result<Peer, Stri
         drop(out_tx);
         let _ = writer.await;
     });
-    Ok(Peer::from_io(harness_r, harness_w, line_cap).named(format!("(Streamable HTTP) {url}")))
+    Ok(Peer::bridged(harness_r, harness_w, line_cap).named(format!("(Streamable HTTP) {url}")))
 }
 
 /// The JSON-RPC messages of an answer, read leniently: the transport checks judge the

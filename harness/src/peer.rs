@@ -238,6 +238,21 @@ pub struct Peer {
     stderr_total: Arc<AtomicU64>,
     /// The task draining stderr, awaited (briefly) at shutdown so the log holds the last lines.
     stderr_task: Option<tokio::task::JoinHandle<()>>,
+    /// Set for a bridged peer ([`Peer::bridged`]): lines written and lines settled.
+    settling: Option<Settling>,
+}
+
+/// The line a bridge writes on "stdout" once it has delivered everything one input line
+/// produced ([`Peer::bridged`]). Never a JSON text (a raw NUL cannot occur in one), so it
+/// cannot be confused with a message.
+pub const SETTLED_MARKER: &[u8] = b"\0parity-settled";
+
+/// Counts for a bridged peer: input lines written (newlines sent) and input lines the bridge
+/// has settled (markers received).
+#[derive(Debug, Default, Clone, Copy)]
+struct Settling {
+    written: u64,
+    settled: u64,
 }
 
 /// How long shutdown waits for stderr's last lines once the process is gone (a descendant may
@@ -405,6 +420,7 @@ impl Peer {
                 start,
                 log.clone(),
                 tx,
+                None,
             ));
         }
         let stderr_total = Arc::new(AtomicU64::new(0));
@@ -422,11 +438,25 @@ impl Peer {
             command: spec.display(),
             stderr_total,
             stderr_task,
+            settling: None,
         })
     }
 
     /// An in-memory peer over any reader (its stdout) and writer (its stdin).
     pub fn from_io<R, W>(reader: R, writer: W, line_cap: usize) -> Peer
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        Peer::from_io_marked(reader, writer, line_cap, None)
+    }
+
+    fn from_io_marked<R, W>(
+        reader: R,
+        writer: W,
+        line_cap: usize,
+        marker: Option<&'static [u8]>,
+    ) -> Peer
     where
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
@@ -441,6 +471,7 @@ impl Peer {
             start,
             log.clone(),
             tx,
+            marker,
         ));
         Peer {
             start,
@@ -454,7 +485,25 @@ impl Peer {
             command: "(in-memory)".into(),
             stderr_total: Arc::new(AtomicU64::new(0)),
             stderr_task: None,
+            settling: None,
         }
+    }
+
+    /// An in-memory peer in front of a bridge to another transport (the Streamable HTTP
+    /// bridge, `http_bridge`): like [`Peer::from_io`], and the bridge writes
+    /// [`SETTLED_MARKER`] as a line of its own once everything one input line produced has
+    /// been written (the answer to that line's POST, or nothing for a line it skipped). The
+    /// marker never reaches the frame log or the caller. While stdin is open and every line
+    /// written has settled, nothing more can arrive, so [`Peer::recv`] returns
+    /// [`Recv::Timeout`] at once instead of waiting out its deadline.
+    pub fn bridged<R, W>(reader: R, writer: W, line_cap: usize) -> Peer
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let mut peer = Peer::from_io_marked(reader, writer, line_cap, Some(SETTLED_MARKER));
+        peer.settling = Some(Settling::default());
+        peer
     }
 
     /// The same peer, shown as `command` in evidence and errors (in-memory peers).
@@ -507,6 +556,9 @@ impl Peer {
         }
         let stdin = self.stdin.as_mut().ok_or(PeerError::StdinClosed)?;
         stdin.write_all(bytes).await.map_err(PeerError::Write)?;
+        if let Some(s) = &mut self.settling {
+            s.written += bytes.iter().filter(|b| **b == b'\n').count() as u64;
+        }
         stdin.flush().await.map_err(PeerError::Write)
     }
 
@@ -518,17 +570,35 @@ impl Peer {
     }
 
     /// Waits for the next stdout line until `deadline`.
+    ///
+    /// A bridged peer ([`Peer::bridged`]) whose every line written has settled returns
+    /// [`Recv::Timeout`] at once while its stdin is open: nothing more can come.
     pub async fn recv(&mut self, deadline: Instant) -> Recv {
-        if self.stdout_eof {
-            return Recv::Eof;
-        }
-        match tokio::time::timeout_at(deadline.into(), self.lines.recv()).await {
-            Ok(Some(Some(line))) => Recv::Line(line),
-            Ok(Some(None)) | Ok(None) => {
-                self.stdout_eof = true;
-                Recv::Eof
+        loop {
+            if self.stdout_eof {
+                return Recv::Eof;
             }
-            Err(_) => Recv::Timeout,
+            if let Some(s) = self.settling {
+                if self.stdin.is_some() && s.settled >= s.written {
+                    return Recv::Timeout;
+                }
+            }
+            match tokio::time::timeout_at(deadline.into(), self.lines.recv()).await {
+                Ok(Some(Some(line))) => {
+                    if let Some(s) = &mut self.settling {
+                        if line.terminated && line.bytes == SETTLED_MARKER {
+                            s.settled += 1;
+                            continue;
+                        }
+                    }
+                    return Recv::Line(line);
+                }
+                Ok(Some(None)) | Ok(None) => {
+                    self.stdout_eof = true;
+                    return Recv::Eof;
+                }
+                Err(_) => return Recv::Timeout,
+            }
         }
     }
 
@@ -693,11 +763,17 @@ async fn read_lines<R: AsyncRead + Unpin>(
     start: Instant,
     log: SharedLog,
     tx: mpsc::Sender<Option<Line>>,
+    marker: Option<&'static [u8]>,
 ) {
     let mut r = LineReader::new(BufReader::with_capacity(64 * 1024, reader), cap);
     let mut logged: usize = 0;
     loop {
         match r.next_line().await {
+            Ok(Some(line)) if marker.is_some_and(|m| line.terminated && line.bytes == m) => {
+                if tx.send(Some(line)).await.is_err() {
+                    continue;
+                }
+            }
             Ok(Some(line)) => {
                 // The log keeps whole lines up to the session's budget, then prefixes.
                 let kept = if logged + line.bytes.len() <= LOG_BUDGET {
@@ -922,5 +998,53 @@ mod tests {
         assert_eq!(w, vec!["node", "dist/my server.js", "--x", "a b", "c d"]);
         assert!(split_words("a 'b").is_err());
         assert!(PeerSpec::from_command_line("   ").is_err());
+    }
+
+    /// A bridged peer waits while a line is unsettled and ends a wait at once (no virtual time
+    /// passes) once every line written has settled. (Deadlines are std instants, so only one
+    /// wait may advance the paused clock: the unsettled one.)
+    #[tokio::test(start_paused = true)]
+    async fn bridged_peer_ends_waits_once_every_line_settled() {
+        use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+        let (harness_w, bridge_r) = tokio::io::duplex(4096);
+        let (mut bridge_w, harness_r) = tokio::io::duplex(4096);
+        let mut peer = Peer::bridged(harness_r, harness_w, 1 << 16);
+        let far = Duration::from_secs(3600);
+
+        // Nothing written yet: nothing can come.
+        let t0 = tokio::time::Instant::now();
+        assert_eq!(peer.recv(Instant::now() + far).await, Recv::Timeout);
+        assert_eq!(t0.elapsed(), Duration::ZERO);
+
+        // A line written and not yet settled: the wait runs to its deadline.
+        peer.send_raw(b"{\"id\":1}\n").await.expect("in-memory write");
+        let t1 = tokio::time::Instant::now();
+        assert_eq!(peer.recv(Instant::now() + far).await, Recv::Timeout);
+        assert!(t1.elapsed() > Duration::ZERO, "it waited for its deadline");
+        let far = far * 4;
+
+        // The bridge answers, then settles the line: the answer arrives, the marker does not.
+        let mut input = tokio::io::BufReader::new(bridge_r);
+        let mut line = String::new();
+        input.read_line(&mut line).await.expect("in-memory read");
+        assert_eq!(line, "{\"id\":1}\n");
+        bridge_w.write_all(b"{\"id\":1,\"result\":{}}\n").await.expect("write");
+        bridge_w.write_all(SETTLED_MARKER).await.expect("write");
+        bridge_w.write_all(b"\n").await.expect("write");
+        match peer.recv(Instant::now() + far).await {
+            Recv::Line(l) => assert_eq!(l.bytes, b"{\"id\":1,\"result\":{}}"),
+            other => panic!("expected the answer, got {other:?}"),
+        }
+        let t2 = tokio::time::Instant::now();
+        assert_eq!(peer.recv(Instant::now() + far).await, Recv::Timeout);
+        assert_eq!(t2.elapsed(), Duration::ZERO);
+        assert!(
+            peer.events().iter().all(|e| match &e.frame {
+                Frame::Line(l) => l.bytes != SETTLED_MARKER,
+                _ => true,
+            }),
+            "the marker never reaches the frame log"
+        );
+
     }
 }
