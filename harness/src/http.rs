@@ -637,34 +637,36 @@ impl HttpClient {
             truncated: false,
             elapsed: Duration::ZERO,
         };
-        while read_body {
-            match timeout_at(deadline, response.chunk()).await {
-                Err(_) => {
-                    exchange.elapsed = started.elapsed();
-                    return Err(HttpError::Timeout {
-                        partial: Some(Box::new(exchange)),
-                    });
-                }
-                Ok(Err(e)) => {
-                    return Err(match map_error(&e) {
-                        HttpError::Timeout { .. } => {
-                            exchange.elapsed = started.elapsed();
-                            HttpError::Timeout {
-                                partial: Some(Box::new(exchange)),
-                            }
-                        }
-                        other => other,
-                    })
-                }
-                Ok(Ok(None)) => break,
-                Ok(Ok(Some(chunk))) => {
-                    let room = self.body_cap.saturating_sub(exchange.body.len());
-                    if chunk.len() > room {
-                        exchange.body.extend_from_slice(&chunk[..room]);
-                        exchange.truncated = true;
-                        break;
+        if read_body {
+            loop {
+                match timeout_at(deadline, response.chunk()).await {
+                    Err(_) => {
+                        exchange.elapsed = started.elapsed();
+                        return Err(HttpError::Timeout {
+                            partial: Some(Box::new(exchange)),
+                        });
                     }
-                    exchange.body.extend_from_slice(&chunk);
+                    Ok(Err(e)) => {
+                        return Err(match map_error(&e) {
+                            HttpError::Timeout { .. } => {
+                                exchange.elapsed = started.elapsed();
+                                HttpError::Timeout {
+                                    partial: Some(Box::new(exchange)),
+                                }
+                            }
+                            other => other,
+                        })
+                    }
+                    Ok(Ok(None)) => break,
+                    Ok(Ok(Some(chunk))) => {
+                        let room = self.body_cap.saturating_sub(exchange.body.len());
+                        if chunk.len() > room {
+                            exchange.body.extend_from_slice(&chunk[..room]);
+                            exchange.truncated = true;
+                            break;
+                        }
+                        exchange.body.extend_from_slice(&chunk);
+                    }
                 }
             }
         }

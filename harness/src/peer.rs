@@ -1004,7 +1004,7 @@ mod tests {
     /// passes) once every line written has settled. (Deadlines are std instants, so only one
     /// wait may advance the paused clock: the unsettled one.)
     #[tokio::test(start_paused = true)]
-    async fn bridged_peer_ends_waits_once_every_line_settled() {
+    async fn bridged_peer_ends_waits_once_every_line_settled() -> std::io::Result<()> {
         use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
         let (harness_w, bridge_r) = tokio::io::duplex(4096);
         let (mut bridge_w, harness_r) = tokio::io::duplex(4096);
@@ -1017,7 +1017,9 @@ mod tests {
         assert_eq!(t0.elapsed(), Duration::ZERO);
 
         // A line written and not yet settled: the wait runs to its deadline.
-        peer.send_raw(b"{\"id\":1}\n").await.expect("in-memory write");
+        peer.send_raw(b"{\"id\":1}\n")
+            .await
+            .map_err(std::io::Error::other)?;
         let t1 = tokio::time::Instant::now();
         assert_eq!(peer.recv(Instant::now() + far).await, Recv::Timeout);
         assert!(t1.elapsed() > Duration::ZERO, "it waited for its deadline");
@@ -1026,11 +1028,11 @@ mod tests {
         // The bridge answers, then settles the line: the answer arrives, the marker does not.
         let mut input = tokio::io::BufReader::new(bridge_r);
         let mut line = String::new();
-        input.read_line(&mut line).await.expect("in-memory read");
+        input.read_line(&mut line).await?;
         assert_eq!(line, "{\"id\":1}\n");
-        bridge_w.write_all(b"{\"id\":1,\"result\":{}}\n").await.expect("write");
-        bridge_w.write_all(SETTLED_MARKER).await.expect("write");
-        bridge_w.write_all(b"\n").await.expect("write");
+        bridge_w.write_all(b"{\"id\":1,\"result\":{}}\n").await?;
+        bridge_w.write_all(SETTLED_MARKER).await?;
+        bridge_w.write_all(b"\n").await?;
         match peer.recv(Instant::now() + far).await {
             Recv::Line(l) => assert_eq!(l.bytes, b"{\"id\":1,\"result\":{}}"),
             other => panic!("expected the answer, got {other:?}"),
@@ -1045,6 +1047,6 @@ mod tests {
             }),
             "the marker never reaches the frame log"
         );
-
+        Ok(())
     }
 }
