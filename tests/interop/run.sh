@@ -36,7 +36,7 @@ for name in everything filesystem python; do
   esac
   echo "== parity run --mcp $name"
   # Node and Python servers take up to a few seconds to start on a loaded 2-core machine.
-  "$PARITY" run --mcp "$cmd" --jobs 2 --timeout-multiplier 3 --json "$OUT/$name.json"
+  "$PARITY" run --mcp "$cmd" --jobs 8 --timeout-multiplier 3 --json "$OUT/$name.json"
   report "$name" $?
 done
 
@@ -135,7 +135,7 @@ echo "== parity run --acp $name"
   echo "cancel_prompt = \"wait_for_cancel\""
 } >"$OUT/$name.toml"
 "$PARITY" run --target "$OUT/$name.toml" --acp "$PY_ACP_CMD" --profile acp \
-  --tool-method _interop/tool --jobs 2 --timeout-multiplier 3 --json "$OUT/$name.json"
+  --tool-method _interop/tool --jobs 8 --timeout-multiplier 3 --json "$OUT/$name.json"
 report "$name" $?
 
 # Every fail and warn a real peer gets must be justified in docs/interop.md (justify.py holds
