@@ -252,8 +252,24 @@ fn a_drift_only_for_long_strings_is_found_and_shrunk_to_eleven_characters() {
 
 #[test]
 fn a_thousand_generated_calls_per_tool_pass_against_the_reference() {
+    // MCP over stdio and ACP: the surfaces the thousand-call figure is about. The HTTP surface
+    // joins them in the default run (`the_contract_holds…`), with the default case count: a
+    // stateful tool there starts a fresh facade per call, which would make this test minutes.
+    let dir = tempfile::tempdir().unwrap();
+    let exe = common::parity_str();
+    let path = dir.path().join("parity.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "version = 1\n[surfaces.mcp]\ncommand = \"'{exe}' reference mcp\"\nreference = true\n[surfaces.acp]\ncommand = \"'{exe}' reference acp\"\n[equivalence]\nvolatile = [\"/value/since_ms\"]\n"
+        ),
+    )
+    .unwrap();
+    let p = path.to_string_lossy().into_owned();
     let r = common::run_json(&[
         "run",
+        "--target",
+        &p,
         "--profile",
         "equivalence",
         "--filter",
