@@ -15,12 +15,18 @@
 //!   `initialize`, `session/new`, deterministic `session/prompt` turns, and tool calls
 //!   through the `_parity/tool` extension method. Same invariant: no tool logic.
 //!
+//! - [`credentials`]: credential-file hygiene (seed rules 38–56): the per-key credential
+//!   store, the child-environment builder, and the `parity reference launch` host and
+//!   `parity reference bridge` stdio-to-HTTP bridge that pass a bearer by file path, never by
+//!   value.
+//!
 //! The crate never depends on the harness or the fakes: the checker and the thing it
 //! checks are independent implementations.
 
 #![forbid(unsafe_code)]
 
 pub mod acp;
+pub mod credentials;
 pub mod dispatcher;
 pub mod facade;
 pub mod mcp;
