@@ -11,6 +11,7 @@
 mod acp_zoo;
 mod facade;
 mod http_zoo;
+mod hygiene_zoo;
 mod layer;
 mod zoo;
 
@@ -23,6 +24,7 @@ use tokio::sync::mpsc;
 pub use acp_zoo::acp_catalogue;
 pub use facade::{facade_catalogue, find_facade_fault, FacadeFault};
 pub use http_zoo::{find_http_fault, http_catalogue, serve_http_fault, HttpFault};
+pub use hygiene_zoo::{find_host_fault, host_catalogue, serve_host, HostFault, HOST_HELPERS};
 pub use zoo::catalogue;
 
 /// What to do after handling an input line.

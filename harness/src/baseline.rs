@@ -130,12 +130,13 @@ impl BaselineError {
 // ---------------------------------------------------------------------------------------------
 
 /// Every binding with its revisions.
-pub(crate) const BINDINGS: [(&str, &[&str]); 5] = [
+pub(crate) const BINDINGS: [(&str, &[&str]); 6] = [
     (crate::checks_mcp::BINDING, &crate::mcp::ALL_REVISIONS),
     (crate::check::HTTP_BINDING, &crate::mcp::ALL_REVISIONS),
     (crate::acp::BINDING, &[crate::acp::REVISION]),
     (crate::facade::BINDING, &[crate::facade::REVISION]),
     (crate::equivalence::BINDING, &[crate::equivalence::REVISION]),
+    (crate::hygiene::BINDING, &[crate::hygiene::REVISION]),
 ];
 
 fn binding_names() -> String {
@@ -1107,7 +1108,7 @@ expected-failures:
         assert_eq!(e.line, 5);
         assert_eq!(
             e.message,
-            "unknown binding `mcp` (expected mcp-stdio, mcp-http, acp, facade or equivalence)"
+            "unknown binding `mcp` (expected mcp-stdio, mcp-http, acp, facade, equivalence or host)"
         );
         let e = entry_err("mcp.base.parse-error@rpc*");
         assert!(

@@ -202,6 +202,8 @@ pub enum CheckKind {
     Monitor(MonitorFn),
     /// Drives a facade over HTTP (the `facade` profile, `crate::facade`).
     Facade(crate::facade::FacadeFn),
+    /// Judges one observed host run (the `hygiene` profile, `crate::hygiene`).
+    Hygiene(crate::hygiene::JudgeFn),
 }
 
 /// Which revisions a check applies to.
@@ -281,6 +283,8 @@ impl Check {
             format!("https://www.jsonrpc.org/specification{rest}")
         } else if let Some(rest) = self.section.strip_prefix("acp:") {
             format!("https://agentclientprotocol.com/protocol/v1/{rest}")
+        } else if let Some(rest) = self.section.strip_prefix("hygiene#") {
+            format!("docs/hygiene.md#{rest}")
         } else if let Some(rest) = self.section.strip_prefix("seed-rules#") {
             format!("docs/facade.md#rule-{rest}")
         } else if let Some(rest) = self.section.strip_prefix("rfc8259") {

@@ -77,6 +77,28 @@ enum Command {
         #[command(flatten)]
         args: FacadeArgs,
     },
+    /// Prove a host that launches children keeps the bearer token out of their environment,
+    /// argv, its output and loose files, hands them a private file, rotates it in place and
+    /// cleans up (docs/hygiene.md). Without a target or CMD: the bundled
+    /// `parity reference launch -- parity reference bridge`.
+    Hygiene(Box<crate::hygiene::HygieneArgs>),
+    /// The hygiene probe's stub: stop (SIGSTOP) so the tracer can attach, then execute CMD.
+    #[command(hide = true)]
+    HygieneExec {
+        /// The host command and its arguments, after `--`.
+        #[arg(last = true, value_name = "CMD")]
+        command: Vec<String>,
+    },
+    /// Serve a faulty host for the hygiene probe (used by selftest): `clean`, a fault, or a
+    /// helper mode (`parity fake --list` lists them).
+    #[command(hide = true)]
+    FakeHost {
+        /// The mode.
+        mode: String,
+        /// The child command (default: `parity fake-host idle`), after `--`.
+        #[arg(last = true, value_name = "CMD")]
+        command: Vec<String>,
+    },
     /// Measure round trips and run times against baselines measured in the same run.
     Bench(crate::bench::BenchArgs),
     /// Baseline files of expected failures (docs/ci.md).
@@ -182,6 +204,32 @@ enum ReferenceCmd {
     /// its endpoint URL as the first stdout line; stops on SIGTERM/SIGINT, or at EOF when
     /// stdin is a pipe.
     Facade(FacadeArgs),
+    /// A host that hands CMD a credential file, never the bearer (docs/credentials.md): the
+    /// header comes from PARITY_MCP_AUTHORIZATION (or the first stdin line with
+    /// --bearer-stdin) and is written to a private 0600 file; CMD gets
+    /// PARITY_MCP_AUTHORIZATION_FILE and PARITY_MCP_ENDPOINT. stdin line `rotate <header>`
+    /// rotates the file; stdin EOF, SIGTERM or SIGINT stops CMD and removes the file.
+    Launch {
+        /// The MCP endpoint handed to CMD (default: $PARITY_MCP_ENDPOINT, else none).
+        #[arg(long, value_name = "URL")]
+        endpoint: Option<String>,
+        /// Read the Authorization header value from the first line of stdin.
+        #[arg(long)]
+        bearer_stdin: bool,
+        /// The command to start, and its arguments.
+        #[arg(
+            required = true,
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
+            value_name = "CMD"
+        )]
+        command: Vec<std::ffi::OsString>,
+    },
+    /// A stdio MCP to Streamable HTTP bridge (docs/credentials.md): reads the endpoint from
+    /// PARITY_MCP_ENDPOINT and the Authorization header from the file named by
+    /// PARITY_MCP_AUTHORIZATION_FILE, re-read before every request. Exit 2 when either is
+    /// missing or unusable.
+    Bridge,
 }
 
 /// Options of `parity reference facade` (and of the faulty facades).
@@ -267,9 +315,9 @@ struct RunArgs {
     /// The ACP agent's tool extension method (default `_parity/tool`).
     #[arg(long)]
     tool_method: Option<String>,
-    /// Profiles to run: mcp, acp, equivalence, mcp-http, facade (repeatable; default: every profile the target's
+    /// Profiles to run: mcp, acp, equivalence, mcp-http, facade, hygiene (repeatable; default: every profile the target's
     /// surfaces allow).
-    #[arg(long, value_parser = ["mcp", "acp", "equivalence", "mcp-http", "facade"])]
+    #[arg(long, value_parser = ["mcp", "acp", "equivalence", "mcp-http", "facade", "hygiene"])]
     profile: Vec<String>,
     /// Generated equivalence: cases per tool (default 100; 0 turns generation off).
     #[arg(long)]
@@ -376,6 +424,8 @@ pub fn main() -> i32 {
             | Command::Fake { .. }
             | Command::FakeFacade { .. }
             | Command::FakeHttp { .. }
+            | Command::HygieneExec { .. }
+            | Command::FakeHost { .. }
             | Command::Bench(_)
     );
     let runtime = if single {
@@ -420,6 +470,21 @@ pub async fn dispatch(cli: Cli) -> i32 {
             ReferenceCmd::Mcp(a) => serve_reference(a).await,
             ReferenceCmd::Acp(a) => serve_reference_acp(a).await,
             ReferenceCmd::Facade(a) => serve_facade(a, None, None).await,
+            ReferenceCmd::Launch {
+                endpoint,
+                bearer_stdin,
+                command,
+            } => {
+                parity_reference::credentials::launch::run(
+                    parity_reference::credentials::launch::LaunchOptions {
+                        endpoint,
+                        bearer_stdin,
+                        command,
+                    },
+                )
+                .await
+            }
+            ReferenceCmd::Bridge => parity_reference::credentials::bridge::run().await,
         },
         Command::Fake { fault, list } => cmd_fake(fault, list).await,
         Command::FakeFacade { fault, args } => match parity_fakes::find_facade_fault(&fault) {
@@ -440,6 +505,14 @@ pub async fn dispatch(cli: Cli) -> i32 {
                 }
             }
         }
+        Command::Hygiene(args) => {
+            watch_signals();
+            let code = crate::hygiene::cmd(*args).await;
+            crate::peer::reap_orphans().await;
+            code
+        }
+        Command::HygieneExec { command } => crate::proctrack::stub_exec(&command),
+        Command::FakeHost { mode, command } => parity_fakes::serve_host(&mode, &command),
         Command::Bench(args) => crate::bench::run(args).await,
         Command::Baseline {
             action:
@@ -789,6 +862,9 @@ fn run_profiles(args: &RunArgs, target: &crate::target::Target) -> Result<Vec<St
         if facade_ready(target) {
             p.push("facade".to_string());
         }
+        if target.hygiene.is_some() {
+            p.push("hygiene".to_string());
+        }
         p
     };
     profiles.dedup();
@@ -798,6 +874,7 @@ fn run_profiles(args: &RunArgs, target: &crate::target::Target) -> Result<Vec<St
             "acp" => target.acp.is_some(),
             "facade" => facade_ready(target),
             "mcp-http" => target.http.is_some() || target.reference_facade.is_some(),
+            "hygiene" => target.hygiene.is_some(),
             // Two surfaces at least: an MCP server counts once per era it speaks (known only
             // once it runs), an ACP agent once.
             _ => target.mcp.is_some(),
@@ -808,6 +885,7 @@ fn run_profiles(args: &RunArgs, target: &crate::target::Target) -> Result<Vec<St
                 "acp" => "profile acp needs an ACP surface (--acp or [surfaces.acp]), and the target has none".to_string(),
                 "mcp-http" => "profile mcp-http needs an MCP server over Streamable HTTP (--url or [surfaces.http])".to_string(),
                 "facade" => "profile facade needs [surfaces.http] (the facade's url or command) and [facade] (hooks and declarations, docs/facade.md)".to_string(),
+                "hygiene" => "profile hygiene needs [hygiene] (the host command and its declarations, docs/hygiene.md); or run `parity hygiene -- CMD`".to_string(),
                 _ => "profile equivalence needs two surfaces: an MCP surface (each protocol era it speaks counts) beside an ACP surface, or an MCP server that speaks both eras".to_string(),
             });
         }
@@ -1109,6 +1187,13 @@ async fn cmd_run(args: RunArgs) -> i32 {
                     }
                 }
             }
+            "hygiene" => match crate::hygiene::run_profile(&target, &opts).await {
+                Ok(r) => {
+                    could_not_run.extend(r.could_not_run.iter().cloned());
+                    merge(&mut report, r);
+                }
+                Err(e) => could_not_run.push(format!("the hygiene probe could not run: {e}")),
+            },
             "facade" => match run_facade_profile(&target, &opts).await {
                 Ok(r) => {
                     if r.eras.is_empty() {
@@ -1625,6 +1710,7 @@ fn cmd_list(as_json: bool, markdown: bool, scenario_dirs: &[PathBuf]) -> i32 {
     let acp_cat = crate::checks_acp::catalogue();
     let http_cat = crate::checks_http::catalogue();
     let facade_cat = crate::facade::catalogue();
+    let hygiene_cat = crate::hygiene::catalogue();
     let with_binding: Vec<(&str, &crate::check::Check)> = cat
         .iter()
         .map(|c| (checks_mcp::BINDING, c))
@@ -1636,6 +1722,7 @@ fn cmd_list(as_json: bool, markdown: bool, scenario_dirs: &[PathBuf]) -> i32 {
         )
         .chain(acp_cat.iter().map(|c| (crate::acp::BINDING, c)))
         .chain(facade_cat.iter().map(|c| (crate::facade::BINDING, c)))
+        .chain(hygiene_cat.iter().map(|c| (crate::hygiene::BINDING, c)))
         .collect();
     if as_json {
         let mut items: Vec<Value> = with_binding
@@ -1644,7 +1731,7 @@ fn cmd_list(as_json: bool, markdown: bool, scenario_dirs: &[PathBuf]) -> i32 {
                 json!({
                     "id": c.id,
                     "binding": binding,
-                    "kind": match c.kind { CheckKind::Active(_) | CheckKind::Facade(_) => "active", CheckKind::Monitor(_) => "monitor" },
+                    "kind": match c.kind { CheckKind::Active(_) | CheckKind::Facade(_) | CheckKind::Hygiene(_) => "active", CheckKind::Monitor(_) => "monitor" },
                     "level": c.level.as_str(),
                     "revisions": c.revs.describe(),
                     "capability": c.capability,
@@ -1977,6 +2064,14 @@ async fn cmd_fake(fault: Option<String>, list: bool) -> i32 {
         for f in parity_fakes::facade_catalogue() {
             crate::outln!(
                 "{:<28} {} (serve with `parity fake-facade {}`)",
+                f.name,
+                f.description,
+                f.name
+            );
+        }
+        for f in parity_fakes::host_catalogue() {
+            crate::outln!(
+                "{:<28} {} (serve with `parity fake-host {}`)",
                 f.name,
                 f.description,
                 f.name

@@ -2,7 +2,8 @@
 //!
 //! Architecture invariant: this is the only module of the harness that starts, signals or reaps
 //! processes, and the only one with `unsafe` code (three reviewed libc calls: `prctl`,
-//! `kill`, `waitpid`). A spawned peer runs in its own process group; the harness is a child
+//! `kill`, `waitpid`) — except [`crate::proctrack`], which traces the hygiene probe's host with
+//! ptrace from a thread of its own and has three reviewed calls of its own. A spawned peer runs in its own process group; the harness is a child
 //! subreaper (`PR_SET_CHILD_SUBREAPER`), so a descendant that calls `setsid` and loses its parent
 //! is re-parented to us and can be reaped; every descendant is also tagged with a per-peer
 //! environment marker, which finds it even outside the process group.

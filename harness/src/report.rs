@@ -207,10 +207,12 @@ pub fn print_console(report: &RunReport, out: &mut dyn Write, style: Style) -> s
     Ok(())
 }
 
-/// The profile of a binding (`mcp-stdio` → `mcp`).
+/// The profile of a binding (`mcp-stdio` → `mcp`, `host` → `hygiene`).
 pub fn profile_of(binding: &str) -> &str {
     if binding == crate::checks_mcp::BINDING {
         "mcp"
+    } else if binding == crate::hygiene::BINDING {
+        "hygiene"
     } else {
         binding
     }

@@ -46,7 +46,7 @@ use std::path::Path;
 use toml::Spanned;
 
 /// The profiles a target may name.
-pub const PROFILES: [&str; 5] = ["mcp", "acp", "equivalence", "mcp-http", "facade"];
+pub const PROFILES: [&str; 6] = ["mcp", "acp", "equivalence", "mcp-http", "facade", "hygiene"];
 
 /// A target file error: `file:line:col: key: message`, or `file: message` when no line applies
 /// (the file could not be read).
@@ -91,6 +91,31 @@ struct Raw {
     #[serde(default)]
     equivalence: RawEquivalence,
     facade: Option<RawFacade>,
+    hygiene: Option<RawHygiene>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHygiene {
+    command: Option<Spanned<String>>,
+    header: Option<Spanned<String>>,
+    delivery: Option<Spanned<String>>,
+    variable: Option<Spanned<String>>,
+    stdin_line: Option<Spanned<String>>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    #[serde(default)]
+    file_vars: Vec<String>,
+    legacy: Option<Vec<String>>,
+    stale_file_vars: Option<Vec<String>>,
+    rotation: Option<Spanned<String>>,
+    rotation_line: Option<Spanned<String>>,
+    rotation_signal: Option<Spanned<String>>,
+    cwd: Option<String>,
+    settle_ms: Option<Spanned<u64>>,
+    linger_ms: Option<u64>,
+    ptrace: Option<bool>,
+    poll_ms: Option<Spanned<u64>>,
 }
 
 #[derive(Deserialize)]
@@ -277,6 +302,8 @@ pub struct Target {
     /// The bundled reference facade in this catalogue form is started for the facade
     /// profile (set only by [`reference`]).
     pub reference_facade: Option<crate::facade::CatalogueForm>,
+    /// A host for the credential-hygiene probe (`[hygiene]`, docs/hygiene.md).
+    pub hygiene: Option<crate::hygiene::HygieneDecl>,
 }
 
 fn line_col(text: &str, offset: usize) -> (usize, usize) {
@@ -574,11 +601,19 @@ pub fn parse(file: &str, text: &str) -> Result<Target, TargetError> {
             },
         });
     }
-    if target.mcp.is_none() && target.acp.is_none() && target.http.is_none() {
+    if let Some(h) = &raw.hygiene {
+        let at = text.find("[hygiene]").unwrap_or(0);
+        target.hygiene = Some(hygiene_decl(h, at, &err_at)?);
+    }
+    if target.mcp.is_none()
+        && target.acp.is_none()
+        && target.http.is_none()
+        && target.hygiene.is_none()
+    {
         return Err(err_at(
             0,
             "surfaces",
-            "the target names no surface: add [surfaces.mcp], [surfaces.acp] and/or [surfaces.http]".into(),
+            "the target names no surface: add [surfaces.mcp], [surfaces.acp], [surfaces.http] and/or [hygiene]".into(),
         ));
     }
     let e = &raw.equivalence;
@@ -717,6 +752,194 @@ fn facade_decl(
     })
 }
 
+/// The `[hygiene]` table as declarations (defaults: the reference launcher's conventions,
+/// `crate::hygiene::HygieneDecl::default`). `at` is the table's offset, for errors about keys
+/// that are missing.
+fn hygiene_decl(
+    h: &RawHygiene,
+    at: usize,
+    err_at: &dyn Fn(usize, &str, String) -> TargetError,
+) -> Result<crate::hygiene::HygieneDecl, TargetError> {
+    use crate::hygiene::{Delivery, HygieneDecl, Rotation};
+    let d = HygieneDecl::default();
+    let command = match &h.command {
+        Some(c) => {
+            crate::peer::split_words(c.get_ref())
+                .and_then(|w| {
+                    if w.is_empty() {
+                        Err("empty command".to_string())
+                    } else {
+                        Ok(w)
+                    }
+                })
+                .map_err(|e| err_at(c.span().start, "hygiene.command", e))?;
+            Some(c.get_ref().clone())
+        }
+        None => None,
+    };
+    let header = match &h.header {
+        Some(t) if !t.get_ref().contains("{token}") => {
+            return Err(err_at(
+                t.span().start,
+                "hygiene.header",
+                format!(
+                    "{:?} has no `{{token}}` (e.g. \"Bearer {{token}}\")",
+                    t.get_ref()
+                ),
+            ))
+        }
+        Some(t) => t.get_ref().clone(),
+        None => d.header.clone(),
+    };
+    let template = |v: &Spanned<String>, key: &str| -> Result<String, TargetError> {
+        let s = v.get_ref();
+        if s.contains("{header}") || s.contains("{token}") {
+            Ok(s.clone())
+        } else {
+            Err(err_at(
+                v.span().start,
+                key,
+                format!("{s:?} has neither `{{header}}` nor `{{token}}`"),
+            ))
+        }
+    };
+    let variable = match &h.variable {
+        Some(v) if v.get_ref().trim().is_empty() || v.get_ref().contains('=') => {
+            return Err(err_at(
+                v.span().start,
+                "hygiene.variable",
+                format!("{:?} is not an environment variable name", v.get_ref()),
+            ))
+        }
+        Some(v) => Some(v.get_ref().clone()),
+        None => None,
+    };
+    let delivery = match h
+        .delivery
+        .as_ref()
+        .map(|v| (v.get_ref().as_str(), v.span().start))
+    {
+        None | Some(("env", _)) => Delivery::Env {
+            variable: variable
+                .clone()
+                .unwrap_or_else(|| crate::hygiene::DEFAULT_VARIABLE.into()),
+        },
+        Some(("stdin", _)) => Delivery::Stdin {
+            line: match &h.stdin_line {
+                Some(l) => template(l, "hygiene.stdin_line")?,
+                None => "{header}".into(),
+            },
+        },
+        Some(("file", pos)) => {
+            let placeholder = command
+                .as_deref()
+                .is_some_and(|c| c.contains("{credential_file}"));
+            if variable.is_none() && command.is_some() && !placeholder {
+                return Err(err_at(
+                    pos,
+                    "hygiene.delivery",
+                    "file delivery needs `variable` (the variable carrying the path) or `{credential_file}` in `command`".into(),
+                ));
+            }
+            Delivery::File {
+                variable: variable.clone(),
+            }
+        }
+        Some((other, pos)) => {
+            return Err(err_at(
+                pos,
+                "hygiene.delivery",
+                format!("unknown delivery {other:?} (env, stdin or file)"),
+            ))
+        }
+    };
+    if let (Some(l), false) = (&h.stdin_line, matches!(delivery, Delivery::Stdin { .. })) {
+        return Err(err_at(
+            l.span().start,
+            "hygiene.stdin_line",
+            "`stdin_line` needs delivery = \"stdin\"".into(),
+        ));
+    }
+    let rotation = match h
+        .rotation
+        .as_ref()
+        .map(|v| (v.get_ref().as_str(), v.span().start))
+    {
+        None | Some(("stdin", _)) => Rotation::Stdin {
+            line: match &h.rotation_line {
+                Some(l) => template(l, "hygiene.rotation_line")?,
+                None => crate::hygiene::DEFAULT_ROTATION_LINE.into(),
+            },
+        },
+        Some(("file", pos)) => {
+            if !matches!(delivery, Delivery::File { .. }) {
+                return Err(err_at(
+                    pos,
+                    "hygiene.rotation",
+                    "rotation = \"file\" rewrites the delivered file: it needs delivery = \"file\""
+                        .into(),
+                ));
+            }
+            Rotation::File {
+                signal: match &h.rotation_signal {
+                    Some(s) if !crate::hygiene::valid_signal(s.get_ref()) => {
+                        return Err(err_at(
+                            s.span().start,
+                            "hygiene.rotation_signal",
+                            format!("{:?} is not a signal name (HUP, USR1, …)", s.get_ref()),
+                        ))
+                    }
+                    Some(s) => Some(s.get_ref().clone()),
+                    None => None,
+                },
+            }
+        }
+        Some(("none", _)) => Rotation::None,
+        Some((other, pos)) => {
+            return Err(err_at(
+                pos,
+                "hygiene.rotation",
+                format!("unknown rotation {other:?} (stdin, file or none)"),
+            ))
+        }
+    };
+    if let (Some(s), false) = (
+        &h.rotation_signal,
+        matches!(rotation, Rotation::File { .. }),
+    ) {
+        return Err(err_at(
+            s.span().start,
+            "hygiene.rotation_signal",
+            "`rotation_signal` needs rotation = \"file\"".into(),
+        ));
+    }
+    let positive = |v: &Option<Spanned<u64>>, key: &str, default: u64| match v {
+        Some(ms) if *ms.get_ref() == 0 => Err(err_at(
+            ms.span().start,
+            key,
+            "must be at least 1 millisecond".into(),
+        )),
+        Some(ms) => Ok(*ms.get_ref()),
+        None => Ok(default),
+    };
+    let _ = at;
+    Ok(HygieneDecl {
+        command,
+        header,
+        delivery,
+        env: h.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        file_vars: h.file_vars.clone(),
+        legacy: h.legacy.clone().unwrap_or(d.legacy),
+        stale_file_vars: h.stale_file_vars.clone().unwrap_or(d.stale_file_vars),
+        rotation,
+        cwd: h.cwd.as_ref().map(std::path::PathBuf::from),
+        settle_ms: positive(&h.settle_ms, "hygiene.settle_ms", d.settle_ms)?,
+        linger_ms: h.linger_ms.unwrap_or(d.linger_ms),
+        ptrace: h.ptrace.unwrap_or(d.ptrace),
+        poll_ms: positive(&h.poll_ms, "hygiene.poll_ms", d.poll_ms)?,
+    })
+}
+
 /// Reads and parses a target file.
 ///
 /// Errors: the file cannot be read (line 0), or any error of [`parse`].
@@ -733,7 +956,8 @@ pub fn load(path: &Path) -> Result<Target, TargetError> {
 }
 
 /// The bundled reference as a target: `parity reference mcp` and `parity reference acp`, the
-/// `status` tool's `since_ms` declared volatile and `write_file` stateful.
+/// `status` tool's `since_ms` declared volatile and `write_file` stateful, the reference facade,
+/// and `parity reference launch -- parity reference bridge` for the hygiene probe.
 pub fn reference() -> Target {
     let exe = std::env::current_exe()
         .map(|p| p.to_string_lossy().into_owned())
@@ -765,6 +989,7 @@ pub fn reference() -> Target {
             ..Equivalence::default()
         },
         reference_facade: Some(crate::facade::CatalogueForm::Meta),
+        hygiene: Some(crate::hygiene::reference_decl(&exe)),
         ..Target::default()
     }
 }
@@ -977,5 +1202,70 @@ seed = 9
         assert_eq!(d.bad_token, crate::facade::BadToken::Unauthorized);
         assert_eq!(d.remint, crate::facade::Remint::Replace);
         assert_eq!(d.invalid_arguments, serde_json::json!({"x": "y"}));
+    }
+
+    #[test]
+    fn a_hygiene_only_target_loads_with_its_channels() {
+        use crate::hygiene::{Delivery, Rotation};
+        let t = parse(
+            "t.toml",
+            r#"
+version = 1
+[hygiene]
+command = "./host --token-file {credential_file}"
+delivery = "file"
+rotation = "file"
+rotation_signal = "HUP"
+file_vars = ["AGENT_CREDENTIALS"]
+env = { HOST_ENDPOINT = "http://127.0.0.1:9/mcp" }
+ptrace = false
+poll_ms = 2
+"#,
+        )
+        .unwrap();
+        let h = t.hygiene.unwrap();
+        assert_eq!(h.delivery, Delivery::File { variable: None });
+        assert_eq!(
+            h.rotation,
+            Rotation::File {
+                signal: Some("HUP".into())
+            }
+        );
+        assert_eq!(h.header, "Bearer {token}");
+        assert_eq!(h.legacy.len(), 3);
+        assert!(!h.ptrace);
+        assert_eq!(h.poll_ms, 2);
+        let d = parse("t.toml", "version = 1\n[hygiene]\n")
+            .unwrap()
+            .hygiene
+            .unwrap();
+        assert_eq!(
+            d.delivery,
+            Delivery::Env {
+                variable: "PARITY_MCP_AUTHORIZATION".into()
+            }
+        );
+    }
+
+    #[test]
+    fn bad_hygiene_declarations_name_their_key() {
+        for (body, key) in [
+            ("rotation = \"file\"", "hygiene.rotation"),
+            (
+                "delivery = \"stdin\"\nstdin_line = \"hello\"",
+                "hygiene.stdin_line",
+            ),
+            ("header = \"Bearer\"", "hygiene.header"),
+            (
+                "command = \"host\"\ndelivery = \"file\"",
+                "hygiene.delivery",
+            ),
+            ("poll_ms = 0", "hygiene.poll_ms"),
+            ("colour = 1", "hygiene.colour"),
+        ] {
+            let e = parse("t.toml", &format!("version = 1\n[hygiene]\n{body}\n")).unwrap_err();
+            assert_eq!(e.key, key, "{body}: {e}");
+            assert!(e.line >= 3, "{e}");
+        }
     }
 }

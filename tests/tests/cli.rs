@@ -132,7 +132,15 @@ fn json_report_has_every_field_per_case() {
             "case id is check@binding#revision"
         );
         assert!(
-            ["mcp-stdio", "mcp-http", "acp", "facade", "equivalence"].contains(&binding),
+            [
+                "mcp-stdio",
+                "mcp-http",
+                "acp",
+                "facade",
+                "equivalence",
+                "host"
+            ]
+            .contains(&binding),
             "{id}: binding {binding}"
         );
         let spec = field("spec").as_str().unwrap_or_default();
@@ -143,6 +151,8 @@ fn json_report_has_every_field_per_case() {
                 spec.starts_with("docs/facade.md#rule-"),
                 "{id}: spec {spec:?}"
             );
+        } else if binding == "host" {
+            assert!(spec.starts_with("docs/hygiene.md#"), "{id}: spec {spec:?}");
         } else {
             assert!(spec.starts_with("https://"), "{id}: spec {spec:?}");
         }

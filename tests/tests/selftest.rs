@@ -49,7 +49,10 @@ fn every_fault_names_checks_that_exist() {
     let acp = parity_fakes::acp_catalogue()
         .iter()
         .map(|f| (f.name, f.trips));
-    for (name, trips) in mcp.chain(acp) {
+    let hosts = parity_fakes::host_catalogue()
+        .iter()
+        .map(|f| (f.name, f.checks));
+    for (name, trips) in mcp.chain(acp).chain(hosts) {
         for t in trips {
             assert!(
                 ids.iter().any(|i| i == t),
