@@ -57,7 +57,7 @@ pub struct HostFault {
     pub checks: &'static [&'static str],
 }
 
-const FAULTS: [HostFault; 14] = [
+const FAULTS: [HostFault; 15] = [
     HostFault {
         name: "host-env-child",
         description: "passes the raw Authorization variable on to its child (B19)",
@@ -77,6 +77,11 @@ const FAULTS: [HostFault; 14] = [
         name: "host-short-lived",
         description: "starts a child with the header in its environment that exits at once (only exec tracing sees it)",
         checks: &["hygiene.env.child"],
+    },
+    HostFault {
+        name: "host-no-file",
+        description: "starts its child without the credential file variable (rule 48: children get a path)",
+        checks: &["hygiene.file.handed"],
     },
     HostFault {
         name: "host-file-mode",
@@ -290,7 +295,9 @@ fn run_host(fault: Option<&str>, command: &[String]) -> i32 {
     let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
         .filter(|(k, _)| keep(&k.to_string_lossy()))
         .collect();
-    env.push((FILE_VAR.into(), store.path.clone().into_os_string()));
+    if !is("host-no-file") {
+        env.push((FILE_VAR.into(), store.path.clone().into_os_string()));
+    }
     if let Some(endpoint) = std::env::var_os(ENDPOINT_VAR) {
         env.push((ENDPOINT_VAR.into(), endpoint));
     }

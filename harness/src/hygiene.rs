@@ -26,7 +26,7 @@
 use crate::check::{Check, CheckKind, Finding, Level, Revs, Status, Timing};
 use crate::proctrack::{Method, Proc, Tracker};
 use crate::run::{RunOptions, RunReport};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ffi::{OsStr, OsString};
 use std::io::{Read, Write};
 use std::os::unix::ffi::OsStrExt;
@@ -740,6 +740,7 @@ pub fn observe(probe: &Probe) -> Result<Observation, String> {
         ptrace: decl.ptrace,
         poll: Duration::from_millis(decl.poll_ms.max(1)),
         marker: format!("{}={marker_value}", crate::peer::MARKER_VAR),
+        keep_env: Some(env_filter(decl, &secrets)),
     })?;
     let (out, out_done) = match tracker.stdout.take() {
         Some(o) => reader(o),
@@ -970,7 +971,9 @@ pub fn observe(probe: &Probe) -> Result<Observation, String> {
         stale_file_vars: decl.stale_file_vars.clone(),
         decoy,
         delivered,
-        uid: std::fs::metadata(&tmp_root).map(|m| m.uid()).unwrap_or(0),
+        uid: std::fs::metadata(&tmp_root)
+            .map(|m| m.uid())
+            .unwrap_or_else(|_| nix::unistd::geteuid().as_raw()),
         tmp_root,
         cwd_root,
         files,
@@ -986,6 +989,30 @@ pub fn observe(probe: &Probe) -> Result<Observation, String> {
     };
     drop(scratch);
     Ok(obs)
+}
+
+/// Which environment entries of an exec image the judges need, so only those are kept: a
+/// `*_FILE` or declared file variable (credential files), a declared legacy or stale variable
+/// (`hygiene.legacy`), and any entry carrying a canary in any encoding (`hygiene.env.child`).
+fn env_filter(decl: &HygieneDecl, secrets: &Secrets) -> crate::proctrack::EnvFilter {
+    let mut names: HashSet<Vec<u8>> = HashSet::new();
+    for n in decl
+        .file_vars
+        .iter()
+        .chain(&decl.legacy)
+        .chain(&decl.stale_file_vars)
+    {
+        names.insert(n.as_bytes().to_vec());
+    }
+    let secrets = secrets.clone();
+    crate::proctrack::EnvFilter(std::sync::Arc::new(move |entry: &[u8]| {
+        let name = &entry[..entry.iter().position(|b| *b == b'=').unwrap_or(entry.len())];
+        name.ends_with(b"_FILE")
+            || names.contains(name)
+            || !secrets
+                .find(entry, &[Which::Current, Which::Rotated, Which::Legacy])
+                .is_empty()
+    }))
 }
 
 fn parse_signal(name: &str) -> Result<nix::sys::signal::Signal, String> {
@@ -1287,6 +1314,14 @@ pub fn catalogue() -> Vec<Check> {
             judge_output,
         ),
         c(
+            "hygiene.file.handed",
+            "The host hands its children the credential as a file path: at least one descendant's environment names a credential file.",
+            Level::Must,
+            "The raw MCP Authorization value MUST NOT be put in the environment of ACP agents, their terminals or Pi. Those children MUST get a file path instead.",
+            "hygiene#rule-48",
+            judge_file_handed,
+        ),
+        c(
             "hygiene.file.mode",
             "Every credential file a child is handed is a regular file owned by the user with mode 0600, after the first write and after rotation.",
             Level::Must,
@@ -1345,8 +1380,8 @@ pub fn catalogue() -> Vec<Check> {
         c(
             "hygiene.cleanup.descendants",
             "After the host ends (stdio shutdown sequence), none of its descendants is still running.",
-            Level::Should,
-            "For the stdio transport, the client SHOULD initiate shutdown by: closing the input stream to the child process (the server), waiting for the server to exit, or sending SIGTERM if the server does not exit within a reasonable time, then SIGKILL.",
+            Level::Must,
+            "Every old child is shut down (close stdin, wait, SIGTERM, SIGKILL) and reaped. No process is left in Z state and none is orphaned.",
             "hygiene#descendants",
             judge_cleanup_descendants,
         ),
@@ -1412,10 +1447,12 @@ impl Tally {
     }
 }
 
-fn missed_note(obs: &Observation, v: &mut Tally) {
+/// Polling only: a descendant seen but gone before it could be read might have held what the
+/// check looks for, so it makes the check `not-run` (unless a violation was found anyway).
+fn missed_unreadable(obs: &Observation, v: &mut Tally) {
     let missed: Vec<String> = descendants(obs).filter(|p| p.missed).map(who).collect();
     if !missed.is_empty() {
-        v.evidence.push(format!(
+        v.unreadable.push(format!(
             "{} process(es) ended before polling could read them: {}",
             missed.len(),
             missed.join(", ")
@@ -1450,12 +1487,13 @@ fn judge_env_child(obs: &Observation) -> Finding {
             }
         }
     }
-    missed_note(obs, &mut v);
+    missed_unreadable(obs, &mut v);
     for p in descendants(obs) {
         let vars: usize = p
             .images
             .iter()
-            .filter_map(|i| i.env.as_ref().ok().map(Vec::len))
+            .filter(|i| i.env.is_ok())
+            .map(|i| i.env_vars)
             .sum();
         v.evidence.push(format!(
             "{}: {} exec image(s), {vars} variable(s) read",
@@ -1503,10 +1541,16 @@ fn judge_argv(obs: &Observation) -> Finding {
             }
         }
     }
+    if let Some(h) = obs.procs.iter().find(|p| p.host && p.images.is_empty()) {
+        // Polling may never read a host that hides its `/proc` entries (a non-dumpable one,
+        // seen by another user): its argv was not judged.
+        v.unreadable
+            .push(format!("{}: the host's own image was never read", who(h)));
+    }
     if images == 0 && v.unreadable.is_empty() {
         return Finding::not_run("no process image could be read", head(obs));
     }
-    missed_note(obs, &mut v);
+    missed_unreadable(obs, &mut v);
     v.finish(
         "argv words",
         format!("{images} exec image(s) read: no argv holds a canary"),
@@ -1551,7 +1595,7 @@ fn judge_legacy(obs: &Observation) -> Finding {
             }
         }
     }
-    missed_note(obs, &mut v);
+    missed_unreadable(obs, &mut v);
     v.evidence.push(format!(
         "planted: {} with {}; {} naming a decoy file",
         obs.legacy_vars.join(", "),
@@ -1632,23 +1676,88 @@ fn file_line(obs: &Observation, f: &CredFile) -> String {
     )
 }
 
-fn judge_file_mode(obs: &Observation) -> Finding {
+fn judge_file_handed(obs: &Observation) -> Finding {
+    let n = descendants(obs).count();
+    if !obs.files.is_empty() {
+        let mut ev = head(obs);
+        ev.extend(obs.files.iter().map(|f| file_line(obs, f)));
+        ev.push(format!(
+            "{} credential file(s) handed to {n} descendant(s)",
+            obs.files.len()
+        ));
+        return Finding::pass(ev);
+    }
+    if n == 0 {
+        return Finding::violated(
+            "the host started no child during the run, so none was handed a credential file: nothing shows the host keeps the token out of its children (declare a command that starts its child, docs/hygiene.md)".to_owned(),
+            head(obs),
+        );
+    }
+    let mut v = Tally::new(obs);
+    for p in descendants(obs) {
+        for img in &p.images {
+            match &img.env {
+                Err(e) => v.unreadable.push(format!("{}: {e}", who(p))),
+                Ok(env) => {
+                    // Passing on the file parity delivered (file channel) is a path too.
+                    let names_delivered = obs.delivered.as_ref().is_some_and(|d| {
+                        env.iter().any(|e| {
+                            let name = var_name(e);
+                            name.ends_with("_FILE")
+                                && e.get(name.len() + 1..) == Some(d.as_os_str().as_bytes())
+                        })
+                    });
+                    if names_delivered {
+                        let mut ev = head(obs);
+                        ev.push(format!(
+                            "{} was handed the path of the file parity delivered the header in",
+                            who(p)
+                        ));
+                        return Finding::pass(ev);
+                    }
+                }
+            }
+        }
+    }
+    missed_unreadable(obs, &mut v);
+    if !v.unreadable.is_empty() {
+        return v.finish("processes", String::new());
+    }
+    v.violations.push(format!(
+        "none of the host's {n} descendant(s) was handed a credential file: no environment names one in a `*_FILE` variable or one of `file_vars`"
+    ));
+    v.finish("processes", String::new())
+}
+
+/// Runs `judge` on every state of every credential file that existed (settled and after
+/// rotation). A file missing once the tree settled is reported through `missing` (a file gone
+/// after rotation is `hygiene.rotation`'s finding). `None` when no file was handed (skip).
+fn each_existing_state(
+    obs: &Observation,
+    missing: impl Fn(&mut Tally, String),
+    mut judge: impl FnMut(&mut Tally, &CredFile, &'static str, &FileState),
+) -> Option<Tally> {
     if obs.files.is_empty() {
-        return no_files(obs);
+        return None;
     }
     let mut v = Tally::new(obs);
     for (f, phase, s) in states(obs) {
-        if !s.exists {
-            // A file gone after rotation is `hygiene.rotation`'s finding; one that never
-            // existed once the tree settled is this check's.
-            if phase == "once settled" {
-                v.violations.push(format!(
-                    "{} names a file that does not exist {phase}",
-                    file_line(obs, f)
-                ));
-            }
-            continue;
+        if s.exists {
+            judge(&mut v, f, phase, s);
+        } else if phase == "once settled" {
+            missing(&mut v, file_line(obs, f));
         }
+    }
+    Some(v)
+}
+
+fn judge_file_mode(obs: &Observation) -> Finding {
+    let missing = |v: &mut Tally, file: String| {
+        v.violations.push(format!(
+            "{file} names a file that does not exist once settled"
+        ))
+    };
+    let Some(mut v) = each_existing_state(obs, missing, |v, f, phase, s| {
         if s.symlink || !s.regular {
             v.violations.push(format!(
                 "{} is not a regular file {phase}",
@@ -1668,7 +1777,9 @@ fn judge_file_mode(obs: &Observation) -> Finding {
                 s.mode
             ));
         }
-    }
+    }) else {
+        return no_files(obs);
+    };
     for f in &obs.files {
         v.evidence.push(file_line(obs, f));
     }
@@ -1682,20 +1793,12 @@ fn judge_file_mode(obs: &Observation) -> Finding {
 }
 
 fn judge_dir_mode(obs: &Observation) -> Finding {
-    if obs.files.is_empty() {
-        return no_files(obs);
-    }
-    let mut v = Tally::new(obs);
-    for (f, phase, s) in states(obs) {
-        if !s.exists {
-            if phase == "once settled" {
-                v.unreadable.push(format!(
-                    "{} did not exist {phase}: its directory was not judged",
-                    file_line(obs, f)
-                ));
-            }
-            continue;
-        }
+    let missing = |v: &mut Tally, file: String| {
+        v.unreadable.push(format!(
+            "{file} did not exist once settled: its directory was not judged"
+        ))
+    };
+    let Some(v) = each_existing_state(obs, missing, |v, f, phase, s| {
         let dir = f
             .path
             .parent()
@@ -1706,22 +1809,24 @@ fn judge_dir_mode(obs: &Observation) -> Finding {
                 "{} sits directly in the shared directory {dir}, not in a private directory of its own",
                 file_line(obs, f)
             ));
-        } else {
-            match s.dir {
-                None => v
-                    .unreadable
-                    .push(format!("the directory {dir} could not be read {phase}")),
-                Some((uid, _)) if uid != obs.uid => v.violations.push(format!(
-                    "its directory {dir} is owned by uid {uid}, not the user, {phase}"
-                )),
-                Some((_, mode)) if mode != 0o700 => v.violations.push(format!(
-                    "{} sits in {dir}, which has mode {mode:04o}, not 0700, {phase}",
-                    file_line(obs, f)
-                )),
-                Some(_) => {}
-            }
+            return;
         }
-    }
+        match s.dir {
+            None => v
+                .unreadable
+                .push(format!("the directory {dir} could not be read {phase}")),
+            Some((uid, _)) if uid != obs.uid => v.violations.push(format!(
+                "its directory {dir} is owned by uid {uid}, not the user, {phase}"
+            )),
+            Some((_, mode)) if mode != 0o700 => v.violations.push(format!(
+                "{} sits in {dir}, which has mode {mode:04o}, not 0700, {phase}",
+                file_line(obs, f)
+            )),
+            Some(_) => {}
+        }
+    }) else {
+        return no_files(obs);
+    };
     v.finish(
         "directories",
         format!(
@@ -1801,8 +1906,9 @@ fn judge_stray_copy(obs: &Observation) -> Finding {
                 ));
             }
         }
+        // A partial search cannot show that no copy exists: `not-run`, unless one was found.
         if s.skipped_large > 0 {
-            v.evidence.push(format!(
+            v.unreadable.push(format!(
                 "{}: {} file(s) over {} MiB not searched",
                 s.phase,
                 s.skipped_large,
@@ -1810,14 +1916,14 @@ fn judge_stray_copy(obs: &Observation) -> Finding {
             ));
         }
         if s.unreadable > 0 {
-            v.evidence.push(format!(
+            v.unreadable.push(format!(
                 "{}: {} file(s) could not be read",
                 s.phase, s.unreadable
             ));
         }
         if s.truncated {
-            v.evidence.push(format!(
-                "{}: stopped after {SCAN_ENTRY_CAP} directory entries",
+            v.unreadable.push(format!(
+                "{}: stopped after {SCAN_ENTRY_CAP} directory entries, the rest not searched",
                 s.phase
             ));
         }
@@ -2380,6 +2486,127 @@ mod tests {
             render("rotate {header}", "T", "Bearer T"),
             "rotate Bearer T"
         );
+    }
+
+    /// A quiet observation under polling: the host and one child that executed `idle` with a
+    /// clean environment.
+    fn polled_obs() -> Observation {
+        let proc_ = |pid: i32, host: bool| Proc {
+            pid,
+            ppid: 1,
+            host,
+            thread: false,
+            first_ms: 0,
+            first_argv: None,
+            images: vec![crate::proctrack::Image {
+                at_ms: 1,
+                argv: Ok(vec![b"idle".to_vec()]),
+                env: Ok(vec![b"PATH=/bin".to_vec()]),
+                env_vars: 1,
+            }],
+            exit_ms: None,
+            exit: None,
+            missed: false,
+            start_ticks: 0,
+        };
+        Observation {
+            method: Method::Poll {
+                interval: Duration::from_millis(5),
+                reason: "test".into(),
+            },
+            host_pid: 10,
+            procs: vec![proc_(10, true), proc_(11, false)],
+            secrets: Secrets::new().unwrap(),
+            legacy_vars: vec![],
+            stale_file_vars: vec![],
+            decoy: PathBuf::from("/nonexistent/decoy"),
+            delivered: None,
+            tmp_root: PathBuf::from("/nonexistent/tmp"),
+            cwd_root: PathBuf::from("/nonexistent/cwd"),
+            uid: 0,
+            files: vec![],
+            scans: vec![Scan {
+                phase: "settled",
+                hits: vec![],
+                skipped_large: 0,
+                unreadable: 0,
+                truncated: false,
+            }],
+            rotation: RotationObs::NotDeclared,
+            shutdown_steps: vec![],
+            host_exit: None,
+            ended_early: None,
+            leftovers: vec![],
+            stdout: Stream::default(),
+            stderr: Stream::default(),
+            duration_ms: 1,
+        }
+    }
+
+    fn is_not_run(f: &Finding) -> bool {
+        matches!(f.status, Status::NotRun(_))
+    }
+
+    #[test]
+    fn a_process_polling_missed_makes_the_process_checks_not_run() {
+        let mut obs = polled_obs();
+        assert_eq!(judge_env_child(&obs).status, Status::Pass);
+        assert_eq!(judge_legacy(&obs).status, Status::Pass);
+        // A third process, seen but gone before it could be read.
+        let mut gone = obs.procs[1].clone();
+        gone.pid = 12;
+        gone.images.clear();
+        gone.missed = true;
+        obs.procs.push(gone);
+        for f in [judge_env_child(&obs), judge_legacy(&obs), judge_argv(&obs)] {
+            assert!(is_not_run(&f), "{f:?}");
+            assert!(f.evidence.iter().any(|e| e.contains("pid 12")), "{f:?}");
+        }
+        // A violation still fails, missed process or not.
+        let tok = obs.secrets.current.token.clone();
+        obs.procs[1].images[0].env = Ok(vec![format!("X=Bearer {tok}").into_bytes()]);
+        assert!(matches!(judge_env_child(&obs).status, Status::Violated(_)));
+    }
+
+    #[test]
+    fn a_partial_search_for_stray_copies_is_not_a_pass() {
+        let obs = polled_obs();
+        assert_eq!(judge_stray_copy(&obs).status, Status::Pass);
+        for tweak in [
+            (|s: &mut Scan| s.truncated = true) as fn(&mut Scan),
+            |s: &mut Scan| s.skipped_large = 1,
+            |s: &mut Scan| s.unreadable = 2,
+        ] {
+            let mut o = obs.clone();
+            tweak(&mut o.scans[0]);
+            let f = judge_stray_copy(&o);
+            assert!(is_not_run(&f), "{f:?}");
+            // A copy found in the part that was searched still fails.
+            o.scans[0]
+                .hits
+                .push((PathBuf::from("/nonexistent/tmp/x"), Which::Current, "raw"));
+            assert!(matches!(judge_stray_copy(&o).status, Status::Violated(_)));
+        }
+    }
+
+    #[test]
+    fn a_host_that_hands_no_file_fails_rule_48() {
+        let mut obs = polled_obs();
+        let f = judge_file_handed(&obs);
+        assert!(
+            matches!(&f.status, Status::Violated(m) if m.contains("none of the host's 1")),
+            "{f:?}"
+        );
+        // Handing the file parity delivered (file channel) is handing a path.
+        obs.delivered = Some(PathBuf::from("/nonexistent/delivered"));
+        obs.procs[1].images[0].env = Ok(vec![b"MY_FILE=/nonexistent/delivered".to_vec()]);
+        assert_eq!(judge_file_handed(&obs).status, Status::Pass);
+        // No child at all fails too.
+        obs.procs.truncate(1);
+        assert!(matches!(
+            judge_file_handed(&obs).status,
+            Status::Violated(m) if m.contains("started no child")
+        ));
     }
 
     #[test]

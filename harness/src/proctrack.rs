@@ -44,6 +44,10 @@ pub const DEFAULT_POLL: Duration = Duration::from_millis(5);
 /// The hidden subcommand of the `parity` binary that stops itself, then executes its arguments.
 pub const STUB_COMMAND: &str = "hygiene-exec";
 
+/// How long ending an observation waits for the tracer or poller thread to finish, sweeping
+/// the tree with SIGKILL meanwhile, before it leaves the thread to end on its own.
+const END_GRACE: Duration = Duration::from_secs(5);
+
 /// How the tree was followed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Method {
@@ -79,8 +83,12 @@ pub struct Image {
     pub at_ms: u64,
     /// The argv words, or why they could not be read.
     pub argv: Result<Vec<Vec<u8>>, String>,
-    /// The environment entries (`NAME=value`), or why they could not be read.
+    /// The environment entries (`NAME=value`) the [`Spec::keep_env`] filter kept (all of
+    /// them without a filter), or why the environment could not be read. Only these are kept,
+    /// so a tree of many large environments costs memory in proportion to what matters.
     pub env: Result<Vec<Vec<u8>>, String>,
+    /// How many entries the environment had, kept or not (0 when it could not be read).
+    pub env_vars: usize,
 }
 
 /// One process of the tree.
@@ -106,6 +114,10 @@ pub struct Proc {
     pub exit: Option<String>,
     /// Polling only: it was seen but ended before it could be read.
     pub missed: bool,
+    /// Its start time in clock ticks since boot (field 22 of `/proc/<pid>/stat`), 0 when it
+    /// could not be read: with the pid it names this process and no later one that reuses
+    /// the pid, so a signal never reaches a stranger.
+    pub start_ticks: u64,
 }
 
 impl Proc {
@@ -146,6 +158,23 @@ pub struct Spec {
     pub poll: Duration,
     /// The marker variable's `NAME=value`, so polling can claim re-parented orphans.
     pub marker: String,
+    /// Which environment entries to keep at each image read (the rest are only counted);
+    /// `None` keeps every entry.
+    pub keep_env: Option<EnvFilter>,
+}
+
+/// A predicate over one environment entry (`NAME=value` bytes): `true` keeps it in
+/// [`Image::env`]. Called on the tracer thread at every exec read.
+#[derive(Clone)]
+pub struct EnvFilter(pub Arc<EnvPredicate>);
+
+/// The predicate an [`EnvFilter`] holds.
+pub type EnvPredicate = dyn Fn(&[u8]) -> bool + Send + Sync;
+
+impl std::fmt::Debug for EnvFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("EnvFilter(..)")
+    }
 }
 
 #[derive(Debug)]
@@ -163,6 +192,7 @@ struct Shared {
     cond: Condvar,
     stop: AtomicBool,
     start: Instant,
+    keep_env: Option<EnvFilter>,
 }
 
 impl Shared {
@@ -212,6 +242,7 @@ impl Tracker {
             cond: Condvar::new(),
             stop: AtomicBool::new(false),
             start: Instant::now(),
+            keep_env: spec.keep_env.clone(),
         });
         let (tx, rx) = std::sync::mpsc::channel::<Result<(i32, Pipes), String>>();
         let sh = shared.clone();
@@ -283,43 +314,39 @@ impl Tracker {
 
     /// Waits up to `timeout` for the host to end; returns how it ended.
     pub fn wait_host(&self, timeout: Duration) -> Option<String> {
-        let until = Instant::now() + timeout;
-        let mut st = self.shared.lock();
-        loop {
-            if let Some(e) = &st.host_exit {
-                return Some(e.clone());
-            }
-            let now = Instant::now();
-            if now >= until {
-                return None;
-            }
-            st = match self.shared.cond.wait_timeout(st, until - now) {
-                Ok((g, _)) => g,
-                Err(p) => p.into_inner().0,
-            };
-        }
+        let st = self.wait_while(timeout, timeout, |st| st.host_exit.is_none());
+        st.host_exit.clone()
     }
 
     /// Live descendants (threads excluded), waiting up to `grace` for them to end first.
     pub fn descendants_after(&self, grace: Duration) -> Vec<Proc> {
-        let until = Instant::now() + grace;
-        let mut st = self.shared.lock();
-        loop {
-            let left: Vec<Proc> = st
-                .procs
+        let left = |st: &State| -> Vec<Proc> {
+            st.procs
                 .iter()
                 .filter(|p| !p.host && !p.thread && p.alive())
                 .cloned()
-                .collect();
+                .collect()
+        };
+        let st = self.wait_while(grace, Duration::from_millis(20), |st| !left(st).is_empty());
+        left(&st)
+    }
+
+    /// Holds the state lock while `pending` says so and `timeout` has not passed, waking on
+    /// every change of the tree and at least every `step`; returns the lock.
+    fn wait_while(
+        &self,
+        timeout: Duration,
+        step: Duration,
+        mut pending: impl FnMut(&State) -> bool,
+    ) -> MutexGuard<'_, State> {
+        let until = Instant::now() + timeout;
+        let mut st = self.shared.lock();
+        loop {
             let now = Instant::now();
-            if left.is_empty() || now >= until {
-                return left;
+            if !pending(&st) || now >= until {
+                return st;
             }
-            st = match self
-                .shared
-                .cond
-                .wait_timeout(st, (until - now).min(Duration::from_millis(20)))
-            {
+            st = match self.shared.cond.wait_timeout(st, (until - now).min(step)) {
                 Ok((g, _)) => g,
                 Err(p) => p.into_inner().0,
             };
@@ -332,18 +359,32 @@ impl Tracker {
     }
 
     /// Kills (SIGKILL) the host's group and every live process of the tree.
+    ///
+    /// A pid is signalled only while `/proc` shows the very process the tree recorded (same
+    /// start time), and the host's group only while the host has not been reaped or a live
+    /// member of the tree is still in it: once a pid or group id is free, the kernel may hand
+    /// it to an unrelated process, which must never be signalled.
     pub fn kill_all(&self) {
-        self.signal_host_group(Signal::SIGKILL);
-        let pids: Vec<i32> = self
-            .shared
-            .lock()
+        let st = self.shared.lock();
+        let host_reaped = st.host_exit.is_some();
+        let live: Vec<(i32, u64)> = st
             .procs
             .iter()
-            .filter(|p| p.alive() && !p.thread)
-            .map(|p| p.pid)
+            .filter(|p| p.alive() && !p.thread && p.pid > 1)
+            .map(|p| (p.pid, p.start_ticks))
             .collect();
-        for pid in pids {
-            if pid > 1 {
+        drop(st);
+        let same = |pid: i32, start: u64| {
+            stat_of(pid).is_some_and(|s| s.state != 'Z' && (start == 0 || s.start == start))
+        };
+        let group_in_use = live.iter().any(|(pid, start)| {
+            same(*pid, *start) && stat_of(*pid).is_some_and(|s| s.pgrp == self.host_pid)
+        });
+        if !host_reaped || group_in_use {
+            self.signal_host_group(Signal::SIGKILL);
+        }
+        for (pid, start) in live {
+            if same(pid, start) {
                 let _ = signal::kill(Pid::from_raw(pid), Signal::SIGKILL);
             }
         }
@@ -361,9 +402,36 @@ impl Tracker {
         self.shared.stop.store(true, Ordering::SeqCst);
         self.kill_all();
         if let Some(t) = self.thread.take() {
-            // The tracer ends once no tracee is left (each was killed above); the poller at its
-            // next round.
-            let _ = t.join();
+            // The tracer ends once no tracee is left (each was killed above, and it kills any
+            // that stops from now on); the poller at its next round. A process forked between
+            // the snapshot and the kill is caught by the next sweep; after `END_GRACE` the
+            // thread is left to finish on its own rather than hang the probe.
+            let until = Instant::now() + END_GRACE;
+            while !t.is_finished() && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(20));
+                self.kill_all();
+            }
+            if t.is_finished() {
+                let _ = t.join();
+            }
+        }
+        self.reap_orphans();
+    }
+
+    /// Reaps every process of the tree that was re-parented to this process (the subreaper)
+    /// and has ended but not been waited for, so none stays a zombie while parity runs on.
+    fn reap_orphans(&self) {
+        let me = std::process::id() as i32;
+        let pids: Vec<(i32, u64)> = self
+            .shared
+            .lock()
+            .procs
+            .iter()
+            .filter(|p| !p.thread)
+            .map(|p| (p.pid, p.start_ticks))
+            .collect();
+        for (pid, start) in pids {
+            reap_if_orphan_zombie(pid, start, me);
         }
     }
 }
@@ -473,6 +541,7 @@ fn tracer_main(
             exit_ms: None,
             exit: None,
             missed: false,
+            start_ticks: stat_of(pid).map(|s| s.start).unwrap_or(0),
         });
         st.live.insert(pid, idx);
         st.last_change = Instant::now();
@@ -514,9 +583,11 @@ fn trace_loop(host: i32, shared: &Arc<Shared>) {
         let now = shared.ms();
         if libc::WIFEXITED(status) || libc::WIFSIGNALED(status) {
             let how = describe_status(status);
+            let mut start = 0;
             if let Some(idx) = st.live.remove(&pid) {
                 st.procs[idx].exit_ms = Some(now);
                 st.procs[idx].exit = Some(how.clone());
+                start = st.procs[idx].start_ticks;
             }
             if pid == host {
                 st.host_exit = Some(how);
@@ -524,9 +595,20 @@ fn trace_loop(host: i32, shared: &Arc<Shared>) {
             st.last_change = Instant::now();
             drop(st);
             shared.cond.notify_all();
+            if pid != host {
+                // An orphan re-parented to parity (the subreaper) is its zombie to reap.
+                reap_if_orphan_zombie(pid, start, std::process::id() as i32);
+            }
             continue;
         }
         if !libc::WIFSTOPPED(status) {
+            continue;
+        }
+        if shared.stop.load(Ordering::SeqCst) {
+            // Ending: any tracee that stops (a process forked after the last sweep among
+            // them) is killed, so the loop runs out of tracees and the thread ends.
+            let _ = signal::kill(Pid::from_raw(pid), Signal::SIGKILL);
+            cont_raw(pid, 0);
             continue;
         }
         let sig = libc::WSTOPSIG(status);
@@ -563,7 +645,7 @@ fn trace_loop(host: i32, shared: &Arc<Shared>) {
                         }
                     }
                 }
-                let image = read_image(pid, now);
+                let image = read_image(pid, now, shared.keep_env.as_ref());
                 if let Some(idx) = st.live.get(&pid).copied() {
                     st.procs[idx].images.push(image);
                     st.procs[idx].thread = false;
@@ -606,15 +688,36 @@ fn add_proc(st: &mut State, pid: i32, ppid: i32, now: u64) {
         exit_ms: None,
         exit: None,
         missed: false,
+        start_ticks: stat_of(pid).map(|s| s.start).unwrap_or(0),
     });
     st.live.insert(pid, idx);
 }
 
-fn read_image(pid: i32, now: u64) -> Image {
+/// Reads a fresh image of `pid`: its argv, and of its environment only the entries `keep`
+/// keeps (with the count of all of them).
+fn read_image(pid: i32, now: u64, keep: Option<&EnvFilter>) -> Image {
+    let mut env_vars = 0;
+    let env = read_nul_list(pid, "environ").map(|entries| {
+        env_vars = entries.len();
+        match keep {
+            Some(EnvFilter(f)) => entries.into_iter().filter(|e| f(e)).collect(),
+            None => entries,
+        }
+    });
     Image {
         at_ms: now,
         argv: read_nul_list(pid, "cmdline"),
-        env: read_nul_list(pid, "environ"),
+        env,
+        env_vars,
+    }
+}
+
+/// Reaps `pid` when it is a zombie child of `me` with the recorded start time (0: unknown).
+fn reap_if_orphan_zombie(pid: i32, start: u64, me: i32) {
+    let ours = stat_of(pid)
+        .is_some_and(|s| s.ppid == me && s.state == 'Z' && (start == 0 || s.start == start));
+    if ours {
+        let _ = try_reap(pid);
     }
 }
 
@@ -843,6 +946,7 @@ fn poll_once(
                     exit_ms: None,
                     exit: None,
                     missed: false,
+                    start_ticks: s.start,
                 });
                 st.live.insert(*pid, idx);
                 tracked.insert(
@@ -890,7 +994,7 @@ fn poll_once(
             }
             continue;
         }
-        let image = read_image(pid, now);
+        let image = read_image(pid, now, shared.keep_env.as_ref());
         // A zombie's files read empty, and a process that ended meanwhile cannot be read: only
         // a live image counts (an ended one is judged as missed next round).
         let gone = |r: &Result<Vec<Vec<u8>>, String>| {

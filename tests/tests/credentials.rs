@@ -58,6 +58,8 @@ struct Proc {
     err: Receiver<String>,
     out_log: Arc<Mutex<Vec<String>>>,
     err_log: Arc<Mutex<Vec<String>>>,
+    /// Process groups the launcher started (its child's), killed on drop if the test failed.
+    groups: Vec<String>,
 }
 
 fn pump(stream: impl Read + Send + 'static, log: Arc<Mutex<Vec<String>>>) -> Receiver<String> {
@@ -101,6 +103,7 @@ impl Proc {
             err,
             out_log,
             err_log,
+            groups: Vec::new(),
         }
     }
 
@@ -171,6 +174,16 @@ impl Drop for Proc {
         if let Ok(None) = self.child.try_wait() {
             let _ = self.child.kill();
             let _ = self.child.wait();
+        }
+        // A failed assertion may leave the launcher's child group behind (a stubborn child and
+        // its `sleep 1000`): then kill every process of the groups the test recorded.
+        if std::thread::panicking() {
+            for pgid in self.groups.drain(..) {
+                let _ = Command::new("kill")
+                    .args(["-KILL", "--", &format!("-{pgid}")])
+                    .stderr(Stdio::null())
+                    .status();
+            }
         }
     }
 }
@@ -424,6 +437,8 @@ fn stop_a_stubborn_child(by_signal: bool) {
     );
     let pids = wait_for_file(&out.path().join("pids"), &launch);
     let (child, grandchild) = pids.trim().split_once(' ').unwrap();
+    // The launcher starts its child as the leader of a group of its own.
+    launch.groups.push(child.to_owned());
     assert_eq!(cred_dirs(tmp.path()).len(), 1);
     if by_signal {
         let status = Command::new("kill")

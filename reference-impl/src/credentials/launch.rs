@@ -74,6 +74,18 @@ pub struct LaunchOptions {
     pub command: Vec<OsString>,
 }
 
+/// Marks this process not dumpable (`prctl(PR_SET_DUMPABLE, 0)`), since it holds the header
+/// in memory and, with the environment channel, in its own environment (fault class B20: a
+/// crash dump records both, and `systemd-coredump` keeps the environment as
+/// `COREDUMP_ENVIRON`). It also keeps other processes of the same user from attaching to it
+/// or reading its `/proc/<pid>/environ`. The flag is reset at `execve`, so the child is not
+/// affected.
+///
+/// Errors: the `prctl` call failed (its errno).
+pub fn protect_from_core_dumps() -> nix::Result<()> {
+    nix::sys::prctl::set_dumpable(false)
+}
+
 /// Writes one diagnostic line on stderr, ignoring write errors. Callers never pass a header.
 fn diag(message: &str) {
     let _ = writeln!(std::io::stderr().lock(), "{DIAG_PREFIX} {message}");
@@ -205,6 +217,11 @@ pub fn exit_code(status: ExitStatus) -> i32 {
 ///
 /// Diagnostics are single stderr lines beginning `parity-launch:`; none holds the header.
 pub async fn run(options: LaunchOptions) -> i32 {
+    if let Err(e) = protect_from_core_dumps() {
+        diag(&format!(
+            "could not turn core dumps off ({e}); a crash could record the header"
+        ));
+    }
     let Some((program, args)) = options.command.split_first() else {
         diag("no command to launch: give `parity reference launch [--] CMD [ARGS...]`");
         return EXIT_USAGE;
@@ -444,6 +461,36 @@ async fn wait_group_empty(pgid: Pid, within: Duration) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Set in the copy of this test binary that checks the flag, so the test process itself
+    /// stays dumpable.
+    const DUMPABLE_CHILD: &str = "PARITY_TEST_DUMPABLE_CHILD";
+
+    #[test]
+    #[allow(clippy::unwrap_used, clippy::expect_used)]
+    fn the_launcher_turns_core_dumps_off_for_itself() {
+        if std::env::var_os(DUMPABLE_CHILD).is_some() {
+            assert!(nix::sys::prctl::get_dumpable().unwrap());
+            protect_from_core_dumps().unwrap();
+            assert!(!nix::sys::prctl::get_dumpable().unwrap());
+            return;
+        }
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "credentials::launch::tests::the_launcher_turns_core_dumps_off_for_itself",
+                "--exact",
+                "--nocapture",
+            ])
+            .env(DUMPABLE_CHILD, "1")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{text}");
+        assert!(
+            text.contains("1 passed"),
+            "the check ran in the copy: {text}"
+        );
+    }
 
     #[test]
     fn header_values_are_checked_without_echoing_them() {

@@ -325,55 +325,80 @@ fn dropping_the_store_removes_its_directories() {
 
 #[test]
 fn a_reader_never_sees_the_file_missing_or_partial_through_1000_rotations() {
+    use std::sync::atomic::AtomicUsize;
     let base = tempfile::tempdir().unwrap();
     let store = CredentialStore::new_in(base.path());
     // Headers of different lengths, so a partial read can be told from a whole one.
     let header = |i: usize| format!("Bearer {i}-{}", "x".repeat(i % 97));
     let path = store.write("mcp", &header(0)).unwrap();
     let stop = AtomicBool::new(false);
-    let barrier = std::sync::Barrier::new(2);
-    let (reads, bad) = std::thread::scope(|s| {
+    let reads = AtomicUsize::new(0);
+    let (seen, bad) = std::thread::scope(|s| {
         let reader = s.spawn(|| {
-            let mut reads = 0usize;
+            let mut seen = std::collections::HashSet::new();
             let mut bad = Vec::new();
-            barrier.wait();
             loop {
-                // Read once more after the writer finished, so at least one read happens.
+                // Read once more after the writer finished.
                 let last = stop.load(Ordering::SeqCst);
                 match fs::read_to_string(&path) {
                     Ok(text) => {
-                        let whole = text
+                        let version = text
                             .strip_prefix("Bearer ")
                             .and_then(|rest| rest.split_once('-'))
                             .and_then(|(i, _)| i.parse::<usize>().ok())
-                            .is_some_and(|i| i <= 1000 && text == header(i));
-                        if !whole {
-                            bad.push(format!("partial content: {text:?}"));
+                            .filter(|i| *i <= 1000 && text == header(*i));
+                        match version {
+                            Some(i) => {
+                                seen.insert(i);
+                            }
+                            None => bad.push(format!("partial content: {text:?}")),
                         }
                     }
                     Err(e) => bad.push(format!("read failed: {e}")),
                 }
-                reads += 1;
+                reads.fetch_add(1, Ordering::SeqCst);
                 if last {
                     break;
                 }
             }
-            (reads, bad)
+            (seen, bad)
         });
-        barrier.wait();
         for i in 1..=1000 {
+            // Every 50 rotations, wait for the reader to complete a read, so reads are spread
+            // over the whole run however the threads are scheduled (bounded: a stuck reader
+            // fails the test instead of hanging it).
+            if i % 50 == 0 {
+                let before = reads.load(Ordering::SeqCst);
+                let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+                while reads.load(Ordering::SeqCst) == before {
+                    assert!(
+                        std::time::Instant::now() < until,
+                        "the reader stopped reading"
+                    );
+                    std::thread::yield_now();
+                }
+            }
             assert_eq!(store.write("mcp", &header(i)).unwrap(), path);
         }
         stop.store(true, Ordering::SeqCst);
         reader.join().unwrap()
     });
+    let reads = reads.load(Ordering::SeqCst);
     assert!(
         bad.is_empty(),
         "{} bad reads of {reads}: {:?}",
         bad.len(),
         &bad[..bad.len().min(5)]
     );
-    assert!(reads >= 1);
+    // At least one read in each of the 20 stretches of 50 rotations, each seeing a whole
+    // header; the final read sees the last one.
+    assert!(reads >= 21, "{reads} reads");
+    assert!(
+        seen.len() >= 20,
+        "only {} distinct headers read",
+        seen.len()
+    );
+    assert!(seen.contains(&1000));
     assert_eq!(content(&path), header(1000));
     assert!(!tmp_path(&path).exists());
 }
