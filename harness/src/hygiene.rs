@@ -530,6 +530,8 @@ pub struct Observation {
     pub decoy: PathBuf,
     /// The file parity delivered the header in (file delivery).
     pub delivered: Option<PathBuf>,
+    /// Declared variables that name a credential file besides `*_FILE` (`file_vars`).
+    pub file_vars: Vec<String>,
     /// The host's private temp directory.
     pub tmp_root: PathBuf,
     /// The host's working directory.
@@ -971,6 +973,7 @@ pub fn observe(probe: &Probe) -> Result<Observation, String> {
         stale_file_vars: decl.stale_file_vars.clone(),
         decoy,
         delivered,
+        file_vars: decl.file_vars.clone(),
         uid: std::fs::metadata(&tmp_root)
             .map(|m| m.uid())
             .unwrap_or_else(|_| nix::unistd::geteuid().as_raw()),
@@ -1188,8 +1191,14 @@ impl FileCtx<'_> {
             }
         }
         while let Some((dir, recurse)) = stack.pop() {
-            let Ok(rd) = std::fs::read_dir(&dir) else {
-                continue;
+            let rd = match std::fs::read_dir(&dir) {
+                Ok(rd) => rd,
+                // Removed meanwhile (a credential directory after shutdown): nothing to search.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(_) => {
+                    scan.unreadable += 1;
+                    continue;
+                }
             };
             for e in rd.flatten() {
                 visited += 1;
@@ -1220,6 +1229,8 @@ impl FileCtx<'_> {
                         scan.skipped_large += 1;
                         continue;
                     }
+                    // Deleted between the listing and the read: no copy left to find.
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                     Err(_) => {
                         scan.unreadable += 1;
                         continue;
@@ -1401,8 +1412,15 @@ fn descendants(obs: &Observation) -> impl Iterator<Item = &Proc> {
 }
 
 fn var_name(entry: &[u8]) -> String {
-    let end = entry.iter().position(|b| *b == b'=').unwrap_or(entry.len());
-    String::from_utf8_lossy(&entry[..end]).into_owned()
+    String::from_utf8_lossy(split_entry(entry).0).into_owned()
+}
+
+/// An environment entry's name and value bytes (`NAME=value`; no `=`: all name).
+fn split_entry(entry: &[u8]) -> (&[u8], &[u8]) {
+    match entry.iter().position(|b| *b == b'=') {
+        Some(eq) => (&entry[..eq], &entry[eq + 1..]),
+        None => (entry, &[]),
+    }
 }
 
 /// Collects violations, unreadable processes and notes, then decides.
@@ -1574,7 +1592,7 @@ fn judge_legacy(obs: &Observation) -> Finding {
             };
             for entry in env {
                 let name = var_name(entry);
-                let value = entry.get(name.len() + 1..).unwrap_or(&[]);
+                let value = split_entry(entry).1;
                 if obs.legacy_vars.contains(&name) {
                     v.violations.push(format!(
                         "{} inherited the legacy variable {name} (it must be unset in a child's environment)",
@@ -1687,6 +1705,12 @@ fn judge_file_handed(obs: &Observation) -> Finding {
         ));
         return Finding::pass(ev);
     }
+    if n == 0 && matches!(obs.method, Method::Poll { .. }) {
+        return Finding::not_run(
+            "no child of the host was seen; under polling a child shorter than the interval can be missed entirely, so this cannot be judged",
+            head(obs),
+        );
+    }
     if n == 0 {
         return Finding::violated(
             "the host started no child during the run, so none was handed a credential file: nothing shows the host keeps the token out of its children (declare a command that starts its child, docs/hygiene.md)".to_owned(),
@@ -1702,9 +1726,10 @@ fn judge_file_handed(obs: &Observation) -> Finding {
                     // Passing on the file parity delivered (file channel) is a path too.
                     let names_delivered = obs.delivered.as_ref().is_some_and(|d| {
                         env.iter().any(|e| {
-                            let name = var_name(e);
-                            name.ends_with("_FILE")
-                                && e.get(name.len() + 1..) == Some(d.as_os_str().as_bytes())
+                            let (name, value) = split_entry(e);
+                            let file_var = name.ends_with(b"_FILE")
+                                || obs.file_vars.iter().any(|v| v.as_bytes() == name);
+                            file_var && value == d.as_os_str().as_bytes()
                         })
                     });
                     if names_delivered {
@@ -2521,6 +2546,7 @@ mod tests {
             stale_file_vars: vec![],
             decoy: PathBuf::from("/nonexistent/decoy"),
             delivered: None,
+            file_vars: vec![],
             tmp_root: PathBuf::from("/nonexistent/tmp"),
             cwd_root: PathBuf::from("/nonexistent/cwd"),
             uid: 0,
@@ -2601,8 +2627,18 @@ mod tests {
         obs.delivered = Some(PathBuf::from("/nonexistent/delivered"));
         obs.procs[1].images[0].env = Ok(vec![b"MY_FILE=/nonexistent/delivered".to_vec()]);
         assert_eq!(judge_file_handed(&obs).status, Status::Pass);
-        // No child at all fails too.
+        // In a declared variable too.
+        obs.procs[1].images[0].env = Ok(vec![b"AUTH_PATH=/nonexistent/delivered".to_vec()]);
+        assert!(matches!(
+            judge_file_handed(&obs).status,
+            Status::Violated(_)
+        ));
+        obs.file_vars = vec!["AUTH_PATH".into()];
+        assert_eq!(judge_file_handed(&obs).status, Status::Pass);
+        // No child seen: under polling it may have been missed (not-run); traced, it fails.
         obs.procs.truncate(1);
+        assert!(is_not_run(&judge_file_handed(&obs)));
+        obs.method = Method::Ptrace;
         assert!(matches!(
             judge_file_handed(&obs).status,
             Status::Violated(m) if m.contains("started no child")

@@ -374,8 +374,10 @@ impl Tracker {
             .map(|p| (p.pid, p.start_ticks))
             .collect();
         drop(st);
+        // A start time of 0 (unknown) never matches: such a pid is not signalled (the host's
+        // group still is, while the host is not reaped).
         let same = |pid: i32, start: u64| {
-            stat_of(pid).is_some_and(|s| s.state != 'Z' && (start == 0 || s.start == start))
+            start != 0 && stat_of(pid).is_some_and(|s| s.state != 'Z' && s.start == start)
         };
         let group_in_use = live.iter().any(|(pid, start)| {
             same(*pid, *start) && stat_of(*pid).is_some_and(|s| s.pgrp == self.host_pid)
@@ -413,9 +415,10 @@ impl Tracker {
             }
             if t.is_finished() {
                 let _ = t.join();
+                // Only now: while the thread runs, its waits need the statuses.
+                self.reap_orphans();
             }
         }
-        self.reap_orphans();
     }
 
     /// Reaps every process of the tree that was re-parented to this process (the subreaper)
@@ -427,7 +430,7 @@ impl Tracker {
             .lock()
             .procs
             .iter()
-            .filter(|p| !p.thread)
+            .filter(|p| !p.thread && !p.host)
             .map(|p| (p.pid, p.start_ticks))
             .collect();
         for (pid, start) in pids {
@@ -572,6 +575,10 @@ const EVENT_EXEC: i32 = 4;
 const EVENT_STOP: i32 = 128;
 
 fn trace_loop(host: i32, shared: &Arc<Shared>) {
+    let me = std::process::id() as i32;
+    // Tracees that ended while their parent had not waited for them yet: when that parent
+    // ends first, they are re-parented to parity (the subreaper) as zombies, to be reaped.
+    let mut zombies: Vec<(i32, u64)> = Vec::new();
     loop {
         let (pid, status) = match wait_raw(-1, libc::__WALL | libc::__WNOTHREAD) {
             Ok(x) => x,
@@ -595,10 +602,21 @@ fn trace_loop(host: i32, shared: &Arc<Shared>) {
             st.last_change = Instant::now();
             drop(st);
             shared.cond.notify_all();
-            if pid != host {
-                // An orphan re-parented to parity (the subreaper) is its zombie to reap.
-                reap_if_orphan_zombie(pid, start, std::process::id() as i32);
+            if pid != host && start != 0 {
+                zombies.push((pid, start));
             }
+            // Reap the ones now parity's; forget those gone (their parent reaped them).
+            zombies.retain(|&(z, start)| match stat_of(z) {
+                Some(s) if s.start == start && s.state == 'Z' => {
+                    if s.ppid == me {
+                        let _ = try_reap(z);
+                        false
+                    } else {
+                        true
+                    }
+                }
+                _ => false,
+            });
             continue;
         }
         if !libc::WIFSTOPPED(status) {
@@ -712,10 +730,11 @@ fn read_image(pid: i32, now: u64, keep: Option<&EnvFilter>) -> Image {
     }
 }
 
-/// Reaps `pid` when it is a zombie child of `me` with the recorded start time (0: unknown).
+/// Reaps `pid` when it is a zombie child of `me` with the recorded start time (0, unknown:
+/// never, since the pid might be someone else's by now).
 fn reap_if_orphan_zombie(pid: i32, start: u64, me: i32) {
-    let ours = stat_of(pid)
-        .is_some_and(|s| s.ppid == me && s.state == 'Z' && (start == 0 || s.start == start));
+    let ours = start != 0
+        && stat_of(pid).is_some_and(|s| s.ppid == me && s.state == 'Z' && s.start == start);
     if ours {
         let _ = try_reap(pid);
     }
@@ -988,7 +1007,17 @@ fn poll_once(
             sig.is_some() && sig == parent && st.procs[idx].images.is_empty()
         };
         let already = sig.is_some() && sig == t.read_sig && !st.procs[idx].images.is_empty();
-        if sig.is_none() || unexec || already {
+        // A host that made itself non-dumpable shows no addresses to another user, so its
+        // signature is unknown: its program runs once its argv is no longer the stub's
+        // (argv stays world-readable).
+        let hidden_host_exec = host_proc
+            && sig.is_none()
+            && st.procs[idx].images.is_empty()
+            && stat_of(pid).is_some_and(|s| s.state != 'Z' && s.state != 'X')
+            && read_nul_list(pid, "cmdline").ok().is_some_and(|argv| {
+                !argv.is_empty() && Some(&argv) != st.procs[idx].first_argv.as_ref()
+            });
+        if (sig.is_none() && !hidden_host_exec) || unexec || already {
             if let Some(t) = tracked.get_mut(&pid) {
                 t.sig = sig;
             }
