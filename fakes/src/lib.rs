@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 
 mod acp_zoo;
+mod dispatcher_zoo;
 mod facade;
 mod http_zoo;
 mod hygiene_zoo;
@@ -22,6 +23,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::mpsc;
 
 pub use acp_zoo::acp_catalogue;
+pub use dispatcher_zoo::{dispatcher_catalogue, find_dispatcher_fault, DispatcherFault};
 pub use facade::{facade_catalogue, find_facade_fault, FacadeFault};
 pub use http_zoo::{find_http_fault, http_catalogue, serve_http_fault, HttpFault};
 pub use hygiene_zoo::{find_host_fault, host_catalogue, serve_host, HostFault, HOST_HELPERS};

@@ -139,7 +139,7 @@ pub struct BenchArgs {
     #[arg(long)]
     pub json: Option<PathBuf>,
     /// Run one part only: `floor`, `call`, `equivalence`, `memory`, `profile`, `replay`,
-    /// `record`, `http`; internal: `big-line` prints its figures as JSON (the parent runs it as a
+    /// `record`, `http`, `startup`; internal: `big-line` prints its figures as JSON (the parent runs it as a
     /// child so its peak RSS is clean), `echo` serves as the tokio-stdio echo peer.
     #[arg(long, value_enum, hide = true)]
     pub only: Option<Only>,
@@ -171,6 +171,8 @@ pub enum Only {
     Record,
     /// Only the mcp-http profile against server-everything over HTTP, beside `mcp-tester`.
     Http,
+    /// Only the startup budget: real time from launch to `STARTUP_BUDGET_EXCEEDED`.
+    Startup,
 }
 
 /// A Node preload that binds listeners given only a port to 127.0.0.1.
@@ -391,6 +393,8 @@ pub struct BenchReport {
     pub http: Option<HttpBench>,
     /// Whether parity's cost per case was at most mcp-tester's.
     pub http_met: Option<bool>,
+    /// The startup budget's real elapsed time (docs/dispatcher.md).
+    pub startup: Option<StartupBench>,
     /// Parts that were skipped because something they need is not installed, and why.
     pub skipped: Vec<String>,
     /// The table as printed.
@@ -535,6 +539,18 @@ pub async fn run(args: BenchArgs) -> i32 {
         }
     }
 
+    let mut startup = None;
+    if want(Only::Startup) {
+        eprintln!(
+            "  startup budget: {} launches of `parity reference mcp` with a 30 s start under a \
+             {STARTUP_BUDGET_MS} ms budget …",
+            args.runs.max(1)
+        );
+        startup = startup_budget(args.runs.max(1))
+            .await
+            .map_err(|e| errors.push(format!("startup budget: {e}")))
+            .ok();
+    }
     let call_target = floor.map(|f| CALL_TARGET_FACTOR * f.median_us + CALL_TARGET_SLACK_US);
     let mut report = BenchReport {
         machine,
@@ -568,6 +584,7 @@ pub async fn run(args: BenchArgs) -> i32 {
         record,
         http_met: http.as_ref().map(|h| h.ratio <= HTTP_TARGET_RATIO),
         http,
+        startup,
         skipped,
         rows: Vec::new(),
         errors,
@@ -592,6 +609,83 @@ pub async fn run(args: BenchArgs) -> i32 {
     } else {
         EXIT_COULD_NOT_RUN
     }
+}
+
+/// The budget the startup part configures, in milliseconds.
+const STARTUP_BUDGET_MS: u64 = 200;
+
+/// The startup budget measured over real processes: from spawning `parity reference mcp`
+/// (a 30 s simulated start under a [`STARTUP_BUDGET_MS`] budget) to the first `status` that
+/// reads `STARTUP_BUDGET_EXCEEDED`, polled every 2 ms. The figure includes the process start
+/// and the MCP handshake; it is a benchmark, never an assertion.
+#[derive(Debug, Clone, Serialize)]
+pub struct StartupBench {
+    /// The configured budget, ms.
+    pub budget_ms: u64,
+    /// Launches measured.
+    pub runs: usize,
+    /// Elapsed time per launch, ms.
+    pub elapsed_ms: Vec<f64>,
+    /// Median elapsed time, ms.
+    pub median_ms: f64,
+    /// `median_ms ÷ budget_ms`.
+    pub ratio: f64,
+}
+
+async fn startup_budget(runs: usize) -> Result<StartupBench, String> {
+    let dir = tempfile::Builder::new()
+        .prefix("parity-bench-startup-")
+        .tempdir()
+        .map_err(|e| e.to_string())?;
+    let policy = dir.path().join("slow.toml");
+    std::fs::write(
+        &policy,
+        format!(
+            "startup_budget_ms = {STARTUP_BUDGET_MS}\n[runtime]\nkind = \"simulated\"\nstart_delay_ms = 30000\n"
+        ),
+    )
+    .map_err(|e| e.to_string())?;
+    let policy = policy.to_string_lossy().into_owned();
+    let spec = SurfaceSpec::Mcp {
+        spec: self_spec(&["reference", "mcp", "--policy", &policy]),
+        revision: "2025-11-25".into(),
+        rules: Default::default(),
+        http: None,
+    };
+    let timing = Timing::scaled(1.0);
+    let mut elapsed = Vec::new();
+    for _ in 0..runs {
+        let t0 = Instant::now();
+        let mut s = LiveSurface::open(&spec, timing).await?;
+        let done = loop {
+            let c = s.call("status", &serde_json::json!({})).await;
+            match c {
+                Ok(c)
+                    if c.outcome.pointer("/value/reason").and_then(Value::as_str)
+                        == Some("STARTUP_BUDGET_EXCEEDED") =>
+                {
+                    break Ok(t0.elapsed());
+                }
+                Ok(_) if t0.elapsed() < Duration::from_secs(10) => {
+                    tokio::time::sleep(Duration::from_millis(2)).await;
+                }
+                Ok(c) => break Err(format!("never settled; last {}", c.outcome)),
+                Err(e) => break Err(e.text().to_owned()),
+            }
+        };
+        s.close(timing).await;
+        elapsed.push(done?.as_secs_f64() * 1000.0);
+    }
+    let mut sorted = elapsed.clone();
+    sorted.sort_by(f64::total_cmp);
+    let median_ms = median(&sorted);
+    Ok(StartupBench {
+        budget_ms: STARTUP_BUDGET_MS,
+        runs,
+        elapsed_ms: elapsed,
+        median_ms,
+        ratio: median_ms / STARTUP_BUDGET_MS as f64,
+    })
 }
 
 /// A spec for this binary with `args`.
@@ -2694,6 +2788,16 @@ pub fn rows(r: &BenchReport) -> Vec<Row> {
                 "-",
             ));
         }
+    }
+    if let Some(b) = &r.startup {
+        out.push(row(
+            "startup budget: launch → STARTUP_BUDGET_EXCEEDED (median)",
+            format!("{:.0} ms", b.median_ms),
+            &format!("budget {} ms", b.budget_ms),
+            &format!("{:.2}×", b.ratio),
+            "-",
+            "-",
+        ));
     }
     if let Some(h) = &r.http {
         out.extend(http_rows(h));

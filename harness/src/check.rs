@@ -204,6 +204,9 @@ pub enum CheckKind {
     Facade(crate::facade::FacadeFn),
     /// Judges one observed host run (the `hygiene` profile, `crate::hygiene`).
     Hygiene(crate::hygiene::JudgeFn),
+    /// Drives one surface in the lifecycle configurations (the `dispatcher` profile,
+    /// `crate::dispatcher`).
+    Dispatcher(crate::dispatcher::DispatcherFn),
 }
 
 /// Which revisions a check applies to.
@@ -285,6 +288,8 @@ impl Check {
             format!("https://agentclientprotocol.com/protocol/v1/{rest}")
         } else if let Some(rest) = self.section.strip_prefix("hygiene#") {
             format!("docs/hygiene.md#{rest}")
+        } else if self.section.starts_with("docs/") {
+            self.section.to_string()
         } else if let Some(rest) = self.section.strip_prefix("seed-rules#") {
             format!("docs/facade.md#rule-{rest}")
         } else if let Some(rest) = self.section.strip_prefix("rfc8259") {

@@ -68,6 +68,19 @@ enum Command {
         #[command(flatten)]
         args: FacadeArgs,
     },
+    /// Serve a faulty dispatcher: the reference MCP server or ACP agent, started with a
+    /// policy file, behind one lifecycle or policy fault (used by selftest; docs/dispatcher.md).
+    #[command(hide = true)]
+    FakeDispatcher {
+        /// Fault name (`parity fake --list` lists them).
+        fault: String,
+        /// The surface: `mcp` or `acp`.
+        #[arg(value_parser = ["mcp", "acp"])]
+        surface: String,
+        /// The policy file of the reference dispatcher behind the fault.
+        #[arg(long, value_name = "FILE")]
+        policy: Option<PathBuf>,
+    },
     /// Serve a faulty MCP server over Streamable HTTP: the reference facade with one injected
     /// HTTP fault (used by selftest).
     #[command(hide = true)]
@@ -271,6 +284,9 @@ pub struct FacadeArgs {
     /// Response framing of requests: `json` or `sse`.
     #[arg(long, default_value = "json", value_parser = ["json", "sse"])]
     pub response: String,
+    /// A policy file for the mounted reference dispatcher (TOML, docs/dispatcher.md).
+    #[arg(long, value_name = "FILE")]
+    pub policy: Option<PathBuf>,
 }
 
 #[derive(clap::Args, Debug, Clone)]
@@ -281,6 +297,10 @@ struct ReferenceAcpArgs {
     /// The tool extension method to serve.
     #[arg(long, default_value = parity_reference::acp::TOOL_METHOD)]
     tool_method: String,
+    /// A policy file (TOML, docs/dispatcher.md): policy mode, startup budget, queue and tool
+    /// time limits, backend runtime.
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
 }
 
 #[derive(clap::Args, Debug, Clone)]
@@ -291,6 +311,10 @@ struct ReferenceArgs {
     /// Tools per tools/list page (0 = all on one page).
     #[arg(long, default_value_t = parity_reference::mcp::DEFAULT_PAGE_SIZE)]
     page_size: usize,
+    /// A policy file (TOML, docs/dispatcher.md): policy mode, startup budget, queue and tool
+    /// time limits, backend runtime.
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -315,9 +339,9 @@ struct RunArgs {
     /// The ACP agent's tool extension method (default `_parity/tool`).
     #[arg(long)]
     tool_method: Option<String>,
-    /// Profiles to run: mcp, acp, equivalence, mcp-http, facade, hygiene (repeatable; default: every profile the target's
+    /// Profiles to run: mcp, acp, equivalence, mcp-http, facade, hygiene, dispatcher (repeatable; default: every profile the target's
     /// surfaces allow).
-    #[arg(long, value_parser = ["mcp", "acp", "equivalence", "mcp-http", "facade", "hygiene"])]
+    #[arg(long, value_parser = ["mcp", "acp", "equivalence", "mcp-http", "facade", "hygiene", "dispatcher"])]
     profile: Vec<String>,
     /// Generated equivalence: cases per tool (default 100; 0 turns generation off).
     #[arg(long)]
@@ -424,6 +448,7 @@ pub fn main() -> i32 {
             | Command::Fake { .. }
             | Command::FakeFacade { .. }
             | Command::FakeHttp { .. }
+            | Command::FakeDispatcher { .. }
             | Command::HygieneExec { .. }
             | Command::FakeHost { .. }
             | Command::Bench(_)
@@ -496,6 +521,11 @@ pub async fn dispatch(cli: Cli) -> i32 {
                 EXIT_USAGE
             }
         },
+        Command::FakeDispatcher {
+            fault,
+            surface,
+            policy,
+        } => serve_fake_dispatcher(&fault, &surface, policy.as_deref()).await,
         Command::FakeHttp { fault, args } => {
             match parity_fakes::find_http_fault(&fault) {
                 Some(f) => serve_facade(args, None, Some(f)).await,
@@ -831,6 +861,11 @@ fn run_target(args: &RunArgs) -> Result<crate::target::Target, String> {
     Ok(target)
 }
 
+/// Whether the dispatcher profile can run: `[dispatcher]` declarations and a stdio surface.
+fn dispatcher_ready(target: &crate::target::Target) -> bool {
+    target.dispatcher.is_some() && (target.mcp.is_some() || target.acp.is_some())
+}
+
 /// Whether the facade profile can run: the bundled reference facade, or an HTTP surface
 /// with `[facade]` declarations.
 fn facade_ready(target: &crate::target::Target) -> bool {
@@ -865,6 +900,9 @@ fn run_profiles(args: &RunArgs, target: &crate::target::Target) -> Result<Vec<St
         if target.hygiene.is_some() {
             p.push("hygiene".to_string());
         }
+        if dispatcher_ready(target) {
+            p.push("dispatcher".to_string());
+        }
         p
     };
     profiles.dedup();
@@ -875,6 +913,7 @@ fn run_profiles(args: &RunArgs, target: &crate::target::Target) -> Result<Vec<St
             "facade" => facade_ready(target),
             "mcp-http" => target.http.is_some() || target.reference_facade.is_some(),
             "hygiene" => target.hygiene.is_some(),
+            "dispatcher" => dispatcher_ready(target),
             // Two surfaces at least: an MCP server counts once per era it speaks (known only
             // once it runs), an ACP agent once.
             _ => target.mcp.is_some(),
@@ -886,6 +925,7 @@ fn run_profiles(args: &RunArgs, target: &crate::target::Target) -> Result<Vec<St
                 "mcp-http" => "profile mcp-http needs an MCP server over Streamable HTTP (--url or [surfaces.http])".to_string(),
                 "facade" => "profile facade needs [surfaces.http] (the facade's url or command) and [facade] (hooks and declarations, docs/facade.md)".to_string(),
                 "hygiene" => "profile hygiene needs [hygiene] (the host command and its declarations, docs/hygiene.md); or run `parity hygiene -- CMD`".to_string(),
+                "dispatcher" => "profile dispatcher needs [dispatcher] (tool names, labels and the configurations, docs/dispatcher.md) and an MCP or ACP surface".to_string(),
                 _ => "profile equivalence needs two surfaces: an MCP surface (each protocol era it speaks counts) beside an ACP surface, or an MCP server that speaks both eras".to_string(),
             });
         }
@@ -1194,6 +1234,30 @@ async fn cmd_run(args: RunArgs) -> i32 {
                 }
                 Err(e) => could_not_run.push(format!("the hygiene probe could not run: {e}")),
             },
+            "dispatcher" => {
+                let Some(decl) = target.dispatcher.clone() else {
+                    continue;
+                };
+                match crate::dispatcher::surfaces(&target, opts.timing, args.line_cap).await {
+                    Ok((surfaces, notes)) => {
+                        let mut r =
+                            crate::dispatcher::run(&target.name, surfaces, decl, &opts).await;
+                        if !r.could_not_run.is_empty() {
+                            could_not_run.push(format!(
+                                "{}: {}",
+                                r.could_not_run.join("; "),
+                                notes.join("; ")
+                            ));
+                        }
+                        r.notes.extend(notes);
+                        merge(&mut report, r);
+                    }
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        return EXIT_USAGE;
+                    }
+                }
+            }
             "facade" => match run_facade_profile(&target, &opts).await {
                 Ok(r) => {
                     if r.eras.is_empty() {
@@ -1711,6 +1775,7 @@ fn cmd_list(as_json: bool, markdown: bool, scenario_dirs: &[PathBuf]) -> i32 {
     let http_cat = crate::checks_http::catalogue();
     let facade_cat = crate::facade::catalogue();
     let hygiene_cat = crate::hygiene::catalogue();
+    let dispatcher_cat = crate::dispatcher::catalogue();
     let with_binding: Vec<(&str, &crate::check::Check)> = cat
         .iter()
         .map(|c| (checks_mcp::BINDING, c))
@@ -1723,22 +1788,30 @@ fn cmd_list(as_json: bool, markdown: bool, scenario_dirs: &[PathBuf]) -> i32 {
         .chain(acp_cat.iter().map(|c| (crate::acp::BINDING, c)))
         .chain(facade_cat.iter().map(|c| (crate::facade::BINDING, c)))
         .chain(hygiene_cat.iter().map(|c| (crate::hygiene::BINDING, c)))
+        .chain(
+            dispatcher_cat
+                .iter()
+                .map(|c| (crate::dispatcher::binding_of(c.id), c)),
+        )
         .collect();
     if as_json {
         let mut items: Vec<Value> = with_binding
             .iter()
             .map(|(binding, c)| {
                 json!({
-                    "id": c.id,
-                    "binding": binding,
-                    "kind": match c.kind { CheckKind::Active(_) | CheckKind::Facade(_) | CheckKind::Hygiene(_) => "active", CheckKind::Monitor(_) => "monitor" },
-                    "level": c.level.as_str(),
-                    "revisions": c.revs.describe(),
-                    "capability": c.capability,
-                    "spec": c.spec_url(c.home_revision()),
-                    "requirement": c.requirement,
-                    "quote": c.quote,
-                })
+                        "id": c.id,
+                        "binding": binding,
+                        "kind": match c.kind { CheckKind::Active(_)
+                | CheckKind::Facade(_)
+                | CheckKind::Hygiene(_)
+                | CheckKind::Dispatcher(_) => "active", CheckKind::Monitor(_) => "monitor" },
+                        "level": c.level.as_str(),
+                        "revisions": c.revs.describe(),
+                        "capability": c.capability,
+                        "spec": c.spec_url(c.home_revision()),
+                        "requirement": c.requirement,
+                        "quote": c.quote,
+                    })
             })
             .collect();
         items.extend(crate::selftest::EQUIVALENCE_CHECKS.iter().map(|id| {
@@ -1818,9 +1891,14 @@ async fn serve_reference(args: ReferenceArgs) -> i32 {
             return EXIT_COULD_NOT_RUN;
         }
     };
-    let mut config = parity_reference::mcp::McpServerConfig::new(
-        parity_reference::dispatcher::DispatcherConfig::new(root),
-    );
+    let dispatcher = match reference_dispatcher(root, args.policy.as_deref()) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let mut config = parity_reference::mcp::McpServerConfig::new(dispatcher);
     config.page_size = args.page_size;
     match parity_reference::mcp::serve_stdio(config).await {
         Ok(()) => 0,
@@ -1900,9 +1978,14 @@ pub async fn serve_facade(
     };
     let mut sources: Vec<Arc<dyn source::CapabilitySource>> = Vec::new();
     if !args.no_dispatcher {
-        let dispatcher = Arc::new(parity_reference::dispatcher::Dispatcher::new(
-            parity_reference::dispatcher::DispatcherConfig::new(root),
-        ));
+        let config = match reference_dispatcher(root, args.policy.as_deref()) {
+            Ok(d) => d,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return EXIT_USAGE;
+            }
+        };
+        let dispatcher = Arc::new(parity_reference::dispatcher::Dispatcher::new(config));
         sources.push(Arc::new(source::DispatcherSource::new(
             "parity", dispatcher,
         )));
@@ -2015,9 +2098,14 @@ async fn serve_reference_acp(args: ReferenceAcpArgs) -> i32 {
             return EXIT_COULD_NOT_RUN;
         }
     };
-    let mut config = parity_reference::acp::AcpAgentConfig::new(
-        parity_reference::dispatcher::DispatcherConfig::new(root),
-    );
+    let dispatcher = match reference_dispatcher(root, args.policy.as_deref()) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let mut config = parity_reference::acp::AcpAgentConfig::new(dispatcher);
     config.tool_method = args.tool_method;
     match parity_reference::acp::serve_stdio(config).await {
         Ok(()) => 0,
@@ -2026,6 +2114,69 @@ async fn serve_reference_acp(args: ReferenceAcpArgs) -> i32 {
             1
         }
     }
+}
+
+/// The reference dispatcher's configuration over `root`: the defaults, with the policy file
+/// applied when one is given (docs/dispatcher.md).
+///
+/// Errors: the policy file cannot be read or is invalid (`file:line:col: key: message`).
+pub fn reference_dispatcher(
+    root: PathBuf,
+    policy: Option<&std::path::Path>,
+) -> Result<parity_reference::dispatcher::DispatcherConfig, String> {
+    let mut config = parity_reference::dispatcher::DispatcherConfig::new(root);
+    if let Some(path) = policy {
+        parity_reference::dispatcher::Policy::load(path)
+            .map_err(|e| e.to_string())?
+            .apply(&mut config);
+    }
+    Ok(config)
+}
+
+/// `parity fake-dispatcher FAULT mcp|acp [--policy FILE]`: the reference surface over a
+/// dispatcher configured by the policy file, behind the dispatcher fault.
+async fn serve_fake_dispatcher(
+    fault: &str,
+    surface: &str,
+    policy: Option<&std::path::Path>,
+) -> i32 {
+    let Some(info) = parity_fakes::find_dispatcher_fault(fault) else {
+        eprintln!("error: unknown faulty dispatcher `{fault}`; `parity fake --list` lists them");
+        return EXIT_USAGE;
+    };
+    let (root, guard) = match reference_root(None) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_COULD_NOT_RUN;
+        }
+    };
+    let dispatcher = match reference_dispatcher(root, policy) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let code = if surface == "acp" {
+        parity_fakes::serve_faulty_acp(
+            (info.make)(),
+            parity_reference::acp::AcpAgentConfig::new(dispatcher),
+            tokio::io::stdin(),
+            tokio::io::stdout(),
+        )
+        .await
+    } else {
+        parity_fakes::serve_faulty(
+            (info.make)(),
+            parity_reference::mcp::McpServerConfig::new(dispatcher),
+            tokio::io::stdin(),
+            tokio::io::stdout(),
+        )
+        .await
+    };
+    drop(guard);
+    std::process::exit(code);
 }
 
 /// The reference's workspace: the given root, or a fresh temporary directory seeded with two
@@ -2064,6 +2215,14 @@ async fn cmd_fake(fault: Option<String>, list: bool) -> i32 {
         for f in parity_fakes::facade_catalogue() {
             crate::outln!(
                 "{:<28} {} (serve with `parity fake-facade {}`)",
+                f.name,
+                f.description,
+                f.name
+            );
+        }
+        for f in parity_fakes::dispatcher_catalogue() {
+            crate::outln!(
+                "{:<28} {} (serve with `parity fake-dispatcher {} mcp|acp --policy FILE`)",
                 f.name,
                 f.description,
                 f.name

@@ -24,7 +24,7 @@
 //! unexpected fails and timeouts (+ stale entries), skipped = skip + not-run + expected.
 
 use crate::check::Verdict;
-use crate::report::profile_of;
+use crate::report::profile_of_case;
 use crate::run::{CaseResult, RunReport};
 use quick_junit::{
     NonSuccessKind, Report, TestCase, TestCaseStatus, TestRerun, TestSuite, XmlString,
@@ -119,7 +119,7 @@ pub fn to_report(report: &RunReport) -> Report {
     r.set_time(Duration::from_millis(report.duration_ms));
     let mut suites: Vec<TestSuite> = Vec::new();
     for c in &report.cases {
-        let name = profile_of(&c.binding);
+        let name = profile_of_case(c);
         let idx = match suites.iter().position(|s| s.name.as_str() == name) {
             Some(i) => i,
             None => {

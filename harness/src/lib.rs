@@ -13,6 +13,7 @@ pub mod checks_acp;
 pub mod checks_http;
 pub mod checks_mcp;
 pub mod cli;
+pub mod dispatcher;
 pub mod equivalence;
 pub mod facade;
 /// Generated tool-call arguments from JSON Schema, run seeded with shrinking (generated equivalence).

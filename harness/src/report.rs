@@ -218,12 +218,22 @@ pub fn profile_of(binding: &str) -> &str {
     }
 }
 
+/// The profile of a case: `dispatcher` for the `dispatcher.*` checks (whatever surface they
+/// ran through), otherwise the profile of its binding ([`profile_of`]).
+pub fn profile_of_case(c: &crate::run::CaseResult) -> &str {
+    if c.check.starts_with("dispatcher.") {
+        "dispatcher"
+    } else {
+        profile_of(&c.binding)
+    }
+}
+
 /// The verdict table: a row per profile with cases, a total row; columns every verdict, then
 /// `expected` (failures a baseline lists, counted under fail/timeout too).
 fn write_table(report: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
     let mut profiles: Vec<&str> = Vec::new();
     for c in &report.cases {
-        let p = profile_of(&c.binding);
+        let p = profile_of_case(c);
         if !profiles.contains(&p) {
             profiles.push(p);
         }
@@ -252,7 +262,7 @@ fn write_table(report: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
         .collect();
     writeln!(out, "{:<12}{}", "profile", head.join(""))?;
     for p in &profiles {
-        let mut it = report.cases.iter().filter(|c| profile_of(&c.binding) == *p);
+        let mut it = report.cases.iter().filter(|c| profile_of_case(c) == *p);
         writeln!(out, "{}", row(p, &mut it))?;
     }
     if profiles.len() > 1 {

@@ -203,6 +203,12 @@ pub fn units(scenarios: &[std::sync::Arc<crate::scenario::Scenario>]) -> Vec<Str
                 .iter()
                 .map(|c| format!("{}@{}", c.id, crate::hygiene::BINDING)),
         )
+        .chain(crate::dispatcher::catalogue().iter().flat_map(|c| {
+            crate::dispatcher::binding_of(c.id)
+                .split(", ")
+                .map(|b| format!("{}@{b}", c.id))
+                .collect::<Vec<_>>()
+        }))
         .chain(
             crate::selftest::EQUIVALENCE_CHECKS
                 .iter()
@@ -229,6 +235,7 @@ pub fn known_check(check: &str, scenarios: &[std::sync::Arc<crate::scenario::Sce
         .chain(crate::checks_http::catalogue().iter())
         .chain(crate::facade::catalogue().iter())
         .chain(crate::hygiene::catalogue().iter())
+        .chain(crate::dispatcher::catalogue().iter())
         .any(|c| c.id == check)
         || scenarios.iter().any(|s| s.id == check);
     fixed

@@ -16,7 +16,8 @@ use std::collections::BTreeMap;
 /// The equivalence checks: one per kind of equivalence case.
 pub const EQUIVALENCE_CHECKS: [&str; 2] = ["equivalence.scenario", "equivalence.generated"];
 
-/// Every check of the self-test, in order: MCP, ACP, HTTP, facade, hygiene, equivalence; with
+/// Every check of the self-test, in order: MCP, ACP, HTTP, facade, hygiene, dispatcher,
+/// equivalence; with
 /// its level.
 pub fn all_checks() -> Vec<(String, Level)> {
     let mut v: Vec<(String, Level)> = checks_mcp::catalogue()
@@ -25,6 +26,7 @@ pub fn all_checks() -> Vec<(String, Level)> {
         .chain(crate::checks_http::catalogue().iter())
         .chain(crate::facade::catalogue().iter())
         .chain(crate::hygiene::catalogue().iter())
+        .chain(crate::dispatcher::catalogue().iter())
         .map(|c| (c.id.to_string(), c.level))
         .collect();
     v.extend(
@@ -263,6 +265,16 @@ pub async fn rows(jobs: usize) -> Vec<Row> {
             }),
         ));
     }
+    for f in parity_fakes::dispatcher_catalogue() {
+        let Ok(o) = opts(f.checks.iter().map(|s| s.to_string()).collect()) else {
+            continue;
+        };
+        let name = f.name;
+        runs.push((
+            name,
+            Box::pin(async move { crate::dispatcher::run_reference(Some(name), &o).await.ok() }),
+        ));
+    }
     // Two fault runs at a time: each run is itself parallel.
     let mut runs = runs.into_iter();
     loop {
@@ -316,6 +328,9 @@ pub async fn rows(jobs: usize) -> Vec<Row> {
             // Only the transport's own checks: the transport-neutral ones have their
             // reference verdict from the stdio run above.
             report.cases.retain(|c| c.check.starts_with("mcp.http."));
+            reference_reports.push(report);
+        }
+        if let Ok(report) = crate::dispatcher::run_reference(None, &clean).await {
             reference_reports.push(report);
         }
         if let Ok(report) = run_mcp(reference_target(), &clean).await {

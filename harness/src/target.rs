@@ -46,7 +46,15 @@ use std::path::Path;
 use toml::Spanned;
 
 /// The profiles a target may name.
-pub const PROFILES: [&str; 6] = ["mcp", "acp", "equivalence", "mcp-http", "facade", "hygiene"];
+pub const PROFILES: [&str; 7] = [
+    "mcp",
+    "acp",
+    "equivalence",
+    "mcp-http",
+    "facade",
+    "hygiene",
+    "dispatcher",
+];
 
 /// A target file error: `file:line:col: key: message`, or `file: message` when no line applies
 /// (the file could not be read).
@@ -92,6 +100,41 @@ struct Raw {
     equivalence: RawEquivalence,
     facade: Option<RawFacade>,
     hygiene: Option<RawHygiene>,
+    dispatcher: Option<RawDispatcher>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDispatcher {
+    labels: Option<Spanned<Vec<String>>>,
+    budget_ms: Option<Spanned<u64>>,
+    tolerance_ms: Option<u64>,
+    budget_reason: Option<String>,
+    required_code: Option<String>,
+    read_arguments: Option<Spanned<toml::Value>>,
+    write_arguments: Option<Spanned<toml::Value>>,
+    volatile: Option<Vec<String>>,
+    #[serde(default)]
+    tools: RawDispatcherTools,
+    configs: Spanned<RawDispatcherConfigs>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawDispatcherTools {
+    status: Option<String>,
+    retry: Option<String>,
+    read_file: Option<String>,
+    write_file: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDispatcherConfigs {
+    slow_start: Vec<String>,
+    required: Vec<String>,
+    flaky: Vec<String>,
+    stopping: Option<Vec<String>>,
 }
 
 #[derive(Deserialize)]
@@ -304,6 +347,9 @@ pub struct Target {
     pub reference_facade: Option<crate::facade::CatalogueForm>,
     /// A host for the credential-hygiene probe (`[hygiene]`, docs/hygiene.md).
     pub hygiene: Option<crate::hygiene::HygieneDecl>,
+    /// Lifecycle and policy declarations (`[dispatcher]`, docs/dispatcher.md); with an MCP
+    /// or ACP surface, the dispatcher profile runs.
+    pub dispatcher: Option<crate::dispatcher::DispatcherDecl>,
 }
 
 fn line_col(text: &str, offset: usize) -> (usize, usize) {
@@ -605,6 +651,9 @@ pub fn parse(file: &str, text: &str) -> Result<Target, TargetError> {
         let at = text.find("[hygiene]").unwrap_or(0);
         target.hygiene = Some(hygiene_decl(h, at, &err_at)?);
     }
+    if let Some(d) = &raw.dispatcher {
+        target.dispatcher = Some(dispatcher_decl(d, &err_at)?);
+    }
     if target.mcp.is_none()
         && target.acp.is_none()
         && target.http.is_none()
@@ -750,6 +799,97 @@ fn facade_decl(
             session: t.session.clone(),
         }),
     })
+}
+
+/// The `[dispatcher]` table as declarations (defaults: `crate::dispatcher::DispatcherDecl`).
+fn dispatcher_decl(
+    d: &RawDispatcher,
+    err_at: &dyn Fn(usize, &str, String) -> TargetError,
+) -> Result<crate::dispatcher::DispatcherDecl, TargetError> {
+    let mut decl = crate::dispatcher::DispatcherDecl::default();
+    if let Some(l) = &d.labels {
+        match l.get_ref().as_slice() {
+            [a, b] if a != b => decl.labels = [a.clone(), b.clone()],
+            _ => {
+                return Err(err_at(
+                    l.span().start,
+                    "dispatcher.labels",
+                    "must be exactly two different labels: the active one, then the one for every other state".into(),
+                ))
+            }
+        }
+    }
+    if let Some(b) = &d.budget_ms {
+        if *b.get_ref() == 0 {
+            return Err(err_at(
+                b.span().start,
+                "dispatcher.budget_ms",
+                "must be at least 1".into(),
+            ));
+        }
+        decl.budget_ms = *b.get_ref();
+    }
+    if let Some(t) = d.tolerance_ms {
+        decl.tolerance_ms = t;
+    }
+    if let Some(r) = &d.budget_reason {
+        decl.budget_reason = r.clone();
+    }
+    if let Some(c) = &d.required_code {
+        decl.required_code = c.clone();
+    }
+    for (raw, key, slot) in [
+        (
+            &d.read_arguments,
+            "dispatcher.read_arguments",
+            &mut decl.read_arguments,
+        ),
+        (
+            &d.write_arguments,
+            "dispatcher.write_arguments",
+            &mut decl.write_arguments,
+        ),
+    ] {
+        if let Some(v) = raw {
+            if !v.get_ref().is_table() {
+                return Err(err_at(v.span().start, key, "must be a table".into()));
+            }
+            *slot = toml_to_json(v.get_ref());
+        }
+    }
+    if let Some(v) = &d.volatile {
+        let mut out = Vec::new();
+        for p in v {
+            if !(p.is_empty() || p.starts_with('/')) {
+                return Err(err_at(
+                    0,
+                    "dispatcher.volatile",
+                    format!("{p:?} is not a JSON pointer (it must start with /)"),
+                ));
+            }
+            out.push(p.clone());
+        }
+        decl.volatile = out;
+    }
+    let t = &d.tools;
+    for (from, to) in [
+        (&t.status, &mut decl.tools.status),
+        (&t.retry, &mut decl.tools.retry),
+        (&t.read_file, &mut decl.tools.read_file),
+        (&t.write_file, &mut decl.tools.write_file),
+    ] {
+        if let Some(name) = from {
+            *to = name.clone();
+        }
+    }
+    let c = d.configs.get_ref();
+    decl.configs = crate::dispatcher::Configs {
+        slow_start: c.slow_start.clone(),
+        required: c.required.clone(),
+        flaky: c.flaky.clone(),
+        stopping: c.stopping.clone(),
+    };
+    Ok(decl)
 }
 
 /// The `[hygiene]` table as declarations (defaults: the reference launcher's conventions,
@@ -990,6 +1130,7 @@ pub fn reference() -> Target {
         },
         reference_facade: Some(crate::facade::CatalogueForm::Meta),
         hygiene: Some(crate::hygiene::reference_decl(&exe)),
+        dispatcher: Some(crate::dispatcher::reference_decl()),
         ..Target::default()
     }
 }

@@ -52,7 +52,10 @@ fn every_fault_names_checks_that_exist() {
     let hosts = parity_fakes::host_catalogue()
         .iter()
         .map(|f| (f.name, f.checks));
-    for (name, trips) in mcp.chain(acp).chain(hosts) {
+    let dispatchers = parity_fakes::dispatcher_catalogue()
+        .iter()
+        .map(|f| (f.name, f.checks));
+    for (name, trips) in mcp.chain(acp).chain(hosts).chain(dispatchers) {
         for t in trips {
             assert!(
                 ids.iter().any(|i| i == t),

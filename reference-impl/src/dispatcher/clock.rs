@@ -89,3 +89,33 @@ impl fmt::Debug for ManualClock {
             .finish()
     }
 }
+
+/// A clock that follows tokio's timer: `base_ms` plus the time tokio has seen pass since the
+/// clock was made. Under a paused test runtime (`tokio::time::pause`, `start_paused`) it moves
+/// exactly with `tokio::time::advance` and auto-advance, so lifecycle timestamps line up with
+/// the startup budget's timer to the millisecond.
+///
+/// Must be created inside a tokio runtime when time is paused (it reads
+/// `tokio::time::Instant::now()`).
+#[derive(Debug, Clone, Copy)]
+pub struct TokioClock {
+    base_ms: u64,
+    start: tokio::time::Instant,
+}
+
+impl TokioClock {
+    /// A clock reading `base_ms` now.
+    pub fn new(base_ms: u64) -> Self {
+        TokioClock {
+            base_ms,
+            start: tokio::time::Instant::now(),
+        }
+    }
+}
+
+impl Clock for TokioClock {
+    fn now_ms(&self) -> u64 {
+        let elapsed = u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.base_ms.saturating_add(elapsed)
+    }
+}

@@ -33,19 +33,23 @@ pub enum RefusalCode {
     IsADirectory,
     /// `EXEC_NOT_ALLOWED`: `argv[0]` of an `exec` call is not in the exec allow-list.
     ExecNotAllowed,
-    /// `TOOL_TIMEOUT`: the tool ran past its time limit and was stopped (`exec`: the
-    /// child was killed).
+    /// `TOOL_TIMEOUT`: the tool ran past its time limit (`tool_timeout_ms`, or the `exec`
+    /// limit) and was stopped (`exec`: the child was killed).
     ToolTimeout,
     /// `BACKEND_NOT_ACTIVE`: the policy mode is `required`, the tool is mutating, and the
     /// backend lifecycle state is not `active`.
     BackendNotActive,
     /// `RETRY_REFUSED`: `retry` was called while the backend is `stopping`.
     RetryRefused,
+    /// `QUEUE_TIMEOUT`: the call waited longer than `tool_queue_ms` for its turn in the lock
+    /// table (a lifecycle transition or another call on the same path held it; seed `001`,
+    /// D-91 and D-96).
+    QueueTimeout,
 }
 
 impl RefusalCode {
     /// Every code, in catalogue order.
-    pub const ALL: [RefusalCode; 9] = [
+    pub const ALL: [RefusalCode; 10] = [
         RefusalCode::InvalidArguments,
         RefusalCode::PathOutsideRoot,
         RefusalCode::NotFound,
@@ -55,6 +59,7 @@ impl RefusalCode {
         RefusalCode::ToolTimeout,
         RefusalCode::BackendNotActive,
         RefusalCode::RetryRefused,
+        RefusalCode::QueueTimeout,
     ];
 
     /// The stable wire string, e.g. `"NOT_FOUND"`.
@@ -69,6 +74,7 @@ impl RefusalCode {
             RefusalCode::ToolTimeout => "TOOL_TIMEOUT",
             RefusalCode::BackendNotActive => "BACKEND_NOT_ACTIVE",
             RefusalCode::RetryRefused => "RETRY_REFUSED",
+            RefusalCode::QueueTimeout => "QUEUE_TIMEOUT",
         }
     }
 
@@ -106,7 +112,7 @@ impl FromStr for RefusalCode {
     }
 }
 
-const CATALOGUE: [(RefusalCode, &str); 9] = [
+const CATALOGUE: [(RefusalCode, &str); 10] = [
     (
         RefusalCode::InvalidArguments,
         "An argument is missing, has the wrong type or value, or is not declared by the tool's inputSchema; the message names the field.",
@@ -142,6 +148,10 @@ const CATALOGUE: [(RefusalCode, &str); 9] = [
     (
         RefusalCode::RetryRefused,
         "retry was called while the backend is `stopping`.",
+    ),
+    (
+        RefusalCode::QueueTimeout,
+        "The call waited longer than tool_queue_ms for its turn in the lock table (a lifecycle transition or another call on the same path held it).",
     ),
 ];
 

@@ -81,6 +81,7 @@ fn catalogue_lists_every_code_once_with_stable_strings() -> TestResult {
             "TOOL_TIMEOUT",
             "BACKEND_NOT_ACTIVE",
             "RETRY_REFUSED",
+            "QUEUE_TIMEOUT",
         ]
     );
     for (code, description) in catalogue() {
