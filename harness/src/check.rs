@@ -204,6 +204,8 @@ pub enum CheckKind {
     Facade(crate::facade::FacadeFn),
     /// Judges one observed host run (the `hygiene` profile, `crate::hygiene`).
     Hygiene(crate::hygiene::JudgeFn),
+    /// Judges one static scan of a source tree (the `guard` profile, `crate::guard`).
+    Guard,
 }
 
 /// Which revisions a check applies to.
@@ -285,6 +287,8 @@ impl Check {
             format!("https://agentclientprotocol.com/protocol/v1/{rest}")
         } else if let Some(rest) = self.section.strip_prefix("hygiene#") {
             format!("docs/hygiene.md#{rest}")
+        } else if let Some(rest) = self.section.strip_prefix("guard#") {
+            format!("docs/guard.md#{rest}")
         } else if let Some(rest) = self.section.strip_prefix("seed-rules#") {
             format!("docs/facade.md#rule-{rest}")
         } else if let Some(rest) = self.section.strip_prefix("rfc8259") {

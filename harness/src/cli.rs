@@ -99,6 +99,9 @@ enum Command {
         #[arg(last = true, value_name = "CMD")]
         command: Vec<String>,
     },
+    /// Check a source tree against architecture rules (docs/guard.md): forbidden references,
+    /// symbols confined to allow-listed files, modules reached only through their entry points.
+    Guard(crate::guard::GuardArgs),
     /// Measure round trips and run times against baselines measured in the same run.
     Bench(crate::bench::BenchArgs),
     /// Baseline files of expected failures (docs/ci.md).
@@ -315,9 +318,9 @@ struct RunArgs {
     /// The ACP agent's tool extension method (default `_parity/tool`).
     #[arg(long)]
     tool_method: Option<String>,
-    /// Profiles to run: mcp, acp, equivalence, mcp-http, facade, hygiene (repeatable; default: every profile the target's
-    /// surfaces allow).
-    #[arg(long, value_parser = ["mcp", "acp", "equivalence", "mcp-http", "facade", "hygiene"])]
+    /// Profiles to run: mcp, acp, equivalence, mcp-http, facade, hygiene, guard (repeatable;
+    /// default: every profile the target's surfaces allow).
+    #[arg(long, value_parser = ["mcp", "acp", "equivalence", "mcp-http", "facade", "hygiene", "guard"])]
     profile: Vec<String>,
     /// Generated equivalence: cases per tool (default 100; 0 turns generation off).
     #[arg(long)]
@@ -513,6 +516,7 @@ pub async fn dispatch(cli: Cli) -> i32 {
         }
         Command::HygieneExec { command } => crate::proctrack::stub_exec(&command),
         Command::FakeHost { mode, command } => parity_fakes::serve_host(&mode, &command),
+        Command::Guard(args) => crate::guard::cmd(args),
         Command::Bench(args) => crate::bench::run(args).await,
         Command::Baseline {
             action:
@@ -865,6 +869,9 @@ fn run_profiles(args: &RunArgs, target: &crate::target::Target) -> Result<Vec<St
         if target.hygiene.is_some() {
             p.push("hygiene".to_string());
         }
+        if target.guard.is_some() {
+            p.push("guard".to_string());
+        }
         p
     };
     profiles.dedup();
@@ -875,6 +882,7 @@ fn run_profiles(args: &RunArgs, target: &crate::target::Target) -> Result<Vec<St
             "facade" => facade_ready(target),
             "mcp-http" => target.http.is_some() || target.reference_facade.is_some(),
             "hygiene" => target.hygiene.is_some(),
+            "guard" => target.guard.is_some(),
             // Two surfaces at least: an MCP server counts once per era it speaks (known only
             // once it runs), an ACP agent once.
             _ => target.mcp.is_some(),
@@ -886,6 +894,7 @@ fn run_profiles(args: &RunArgs, target: &crate::target::Target) -> Result<Vec<St
                 "mcp-http" => "profile mcp-http needs an MCP server over Streamable HTTP (--url or [surfaces.http])".to_string(),
                 "facade" => "profile facade needs [surfaces.http] (the facade's url or command) and [facade] (hooks and declarations, docs/facade.md)".to_string(),
                 "hygiene" => "profile hygiene needs [hygiene] (the host command and its declarations, docs/hygiene.md); or run `parity hygiene -- CMD`".to_string(),
+                "guard" => "profile guard needs [guard] (the rules file and the root to scan, docs/guard.md); or run `parity guard`".to_string(),
                 _ => "profile equivalence needs two surfaces: an MCP surface (each protocol era it speaks counts) beside an ACP surface, or an MCP server that speaks both eras".to_string(),
             });
         }
@@ -1193,6 +1202,13 @@ async fn cmd_run(args: RunArgs) -> i32 {
                     merge(&mut report, r);
                 }
                 Err(e) => could_not_run.push(format!("the hygiene probe could not run: {e}")),
+            },
+            "guard" => match crate::guard::run_profile(&target, &opts) {
+                Ok(r) => merge(&mut report, r),
+                Err(e) => {
+                    eprintln!("error: guard: {e}");
+                    return EXIT_USAGE;
+                }
             },
             "facade" => match run_facade_profile(&target, &opts).await {
                 Ok(r) => {
@@ -1711,6 +1727,7 @@ fn cmd_list(as_json: bool, markdown: bool, scenario_dirs: &[PathBuf]) -> i32 {
     let http_cat = crate::checks_http::catalogue();
     let facade_cat = crate::facade::catalogue();
     let hygiene_cat = crate::hygiene::catalogue();
+    let guard_cat = crate::guard::catalogue();
     let with_binding: Vec<(&str, &crate::check::Check)> = cat
         .iter()
         .map(|c| (checks_mcp::BINDING, c))
@@ -1723,6 +1740,7 @@ fn cmd_list(as_json: bool, markdown: bool, scenario_dirs: &[PathBuf]) -> i32 {
         .chain(acp_cat.iter().map(|c| (crate::acp::BINDING, c)))
         .chain(facade_cat.iter().map(|c| (crate::facade::BINDING, c)))
         .chain(hygiene_cat.iter().map(|c| (crate::hygiene::BINDING, c)))
+        .chain(guard_cat.iter().map(|c| (crate::guard::BINDING, c)))
         .collect();
     if as_json {
         let mut items: Vec<Value> = with_binding
@@ -1731,7 +1749,7 @@ fn cmd_list(as_json: bool, markdown: bool, scenario_dirs: &[PathBuf]) -> i32 {
                 json!({
                     "id": c.id,
                     "binding": binding,
-                    "kind": match c.kind { CheckKind::Active(_) | CheckKind::Facade(_) | CheckKind::Hygiene(_) => "active", CheckKind::Monitor(_) => "monitor" },
+                    "kind": match c.kind { CheckKind::Active(_) | CheckKind::Facade(_) | CheckKind::Hygiene(_) | CheckKind::Guard => "active", CheckKind::Monitor(_) => "monitor" },
                     "level": c.level.as_str(),
                     "revisions": c.revs.describe(),
                     "capability": c.capability,

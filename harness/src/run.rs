@@ -913,9 +913,13 @@ async fn run_active(
             } else {
                 match p.check.kind {
                     CheckKind::Active(f) => tokio::time::timeout(timing.case, f(&ctx)).await.ok(),
-                    CheckKind::Monitor(_) | CheckKind::Facade(_) | CheckKind::Hygiene(_) => Some(
-                        Finding::not_run("a monitor is not an active check", Vec::new()),
-                    ),
+                    CheckKind::Monitor(_)
+                    | CheckKind::Facade(_)
+                    | CheckKind::Hygiene(_)
+                    | CheckKind::Guard => Some(Finding::not_run(
+                        "a monitor is not an active check",
+                        Vec::new(),
+                    )),
                 }
             };
             let ms = t0.elapsed().as_millis() as u64;
@@ -1076,7 +1080,10 @@ pub(crate) fn to_result(
     CaseResult {
         id: case_id(binding, check.id, revision),
         kind: match check.kind {
-            CheckKind::Active(_) | CheckKind::Facade(_) | CheckKind::Hygiene(_) => CaseKind::Active,
+            CheckKind::Active(_)
+            | CheckKind::Facade(_)
+            | CheckKind::Hygiene(_)
+            | CheckKind::Guard => CaseKind::Active,
             CheckKind::Monitor(_) => CaseKind::Monitor,
         },
         check: check.id.to_string(),
