@@ -130,13 +130,14 @@ impl BaselineError {
 // ---------------------------------------------------------------------------------------------
 
 /// Every binding with its revisions.
-pub(crate) const BINDINGS: [(&str, &[&str]); 6] = [
+pub(crate) const BINDINGS: [(&str, &[&str]); 7] = [
     (crate::checks_mcp::BINDING, &crate::mcp::ALL_REVISIONS),
     (crate::check::HTTP_BINDING, &crate::mcp::ALL_REVISIONS),
     (crate::acp::BINDING, &[crate::acp::REVISION]),
     (crate::facade::BINDING, &[crate::facade::REVISION]),
     (crate::equivalence::BINDING, &[crate::equivalence::REVISION]),
     (crate::hygiene::BINDING, &[crate::hygiene::REVISION]),
+    (crate::guard::BINDING, &[crate::guard::REVISION]),
 ];
 
 fn binding_names() -> String {
@@ -1108,7 +1109,7 @@ expected-failures:
         assert_eq!(e.line, 5);
         assert_eq!(
             e.message,
-            "unknown binding `mcp` (expected mcp-stdio, mcp-http, acp, facade, equivalence or host)"
+            "unknown binding `mcp` (expected mcp-stdio, mcp-http, acp, facade, equivalence, host or source)"
         );
         let e = entry_err("mcp.base.parse-error@rpc*");
         assert!(

@@ -73,7 +73,7 @@ use crate::peer::{Peer, PeerSpec, Recv, ShutdownGrace};
 use crate::run::{run_mcp, EraSel, RunOptions};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -111,6 +111,13 @@ pub const RECORD_TARGET_US: f64 = 20.0;
 /// The line the record part sends (a `tools/call` request of about 200 bytes).
 pub const RECORD_LINE: &str = r#"{"jsonrpc":"2.0","id":4217,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"notes/2026/11/design-review-minutes.md","offset":0,"limit":65536},"_meta":{"progressToken":"bench-4217"}}}"#;
 
+/// Files of the guard part's generated tree, by default.
+pub const GUARD_FILES: usize = 10_000;
+/// Target for `parity guard` on the generated tree: at least this many files per second.
+pub const GUARD_TARGET_PER_S: f64 = 20_000.0;
+/// Timed passes of the guard part (the median is reported).
+pub const GUARD_REPEATS: usize = 5;
+
 /// Deadline for one round trip; a miss means the part could not run.
 const ROUND_TRIP_DEADLINE: Duration = Duration::from_secs(5);
 /// Deadline for the big line to arrive.
@@ -135,11 +142,14 @@ pub struct BenchArgs {
     /// Messages of the replay part's generated transcript (parsed and compared).
     #[arg(long, default_value_t = REPLAY_MESSAGES)]
     pub replay_messages: usize,
+    /// Files of the guard part's generated tree.
+    #[arg(long, default_value_t = GUARD_FILES)]
+    pub guard_files: usize,
     /// Write the figures as JSON to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,
     /// Run one part only: `floor`, `call`, `equivalence`, `memory`, `profile`, `replay`,
-    /// `record`, `http`, `startup`; internal: `big-line` prints its figures as JSON (the parent runs it as a
+    /// `record`, `http`, `startup`, `guard`; internal: `big-line` prints its figures as JSON (the parent runs it as a
     /// child so its peak RSS is clean), `echo` serves as the tokio-stdio echo peer.
     #[arg(long, value_enum, hide = true)]
     pub only: Option<Only>,
@@ -173,6 +183,8 @@ pub enum Only {
     Http,
     /// Only the startup budget: real time from launch to `STARTUP_BUDGET_EXCEEDED`.
     Startup,
+    /// Only `parity guard`'s scan of a generated source tree, beside a plain walk reading it.
+    Guard,
 }
 
 /// A Node preload that binds listeners given only a port to 127.0.0.1.
@@ -395,6 +407,10 @@ pub struct BenchReport {
     pub http_met: Option<bool>,
     /// The startup budget's real elapsed time (docs/dispatcher.md).
     pub startup: Option<StartupBench>,
+    /// `parity guard`'s scan speed on a generated tree beside a plain walk reading every file.
+    pub guard: Option<GuardBench>,
+    /// Whether the scan met the 20,000 files/s target.
+    pub guard_met: Option<bool>,
     /// Parts that were skipped because something they need is not installed, and why.
     pub skipped: Vec<String>,
     /// The table as printed.
@@ -512,6 +528,14 @@ pub async fn run(args: BenchArgs) -> i32 {
             .map_err(|e| errors.push(format!("record proxy: {e}")))
             .ok();
     }
+    let mut guard = None;
+    if want(Only::Guard) {
+        let n = args.guard_files.max(1);
+        eprintln!("  guard: {n} generated files, plain walk and guard scan ({GUARD_REPEATS} passes each, alternating) …");
+        guard = guard_speed(n, GUARD_REPEATS)
+            .map_err(|e| errors.push(format!("guard: {e}")))
+            .ok();
+    }
     let (mut child, mut in_process) = (None, None);
     if want(Only::Profile) {
         eprintln!("  parity run (child processes) …");
@@ -585,6 +609,8 @@ pub async fn run(args: BenchArgs) -> i32 {
         http_met: http.as_ref().map(|h| h.ratio <= HTTP_TARGET_RATIO),
         http,
         startup,
+        guard_met: guard.as_ref().map(|g| g.files_per_s >= GUARD_TARGET_PER_S),
+        guard,
         skipped,
         rows: Vec::new(),
         errors,
@@ -1532,6 +1558,172 @@ pub struct RecordBench {
     pub round_trips: usize,
     /// Size of the transcript in bytes.
     pub transcript_bytes: u64,
+}
+
+/// The guard part's figures: `crate::guard::scan` of a generated tree beside a plain parallel
+/// `ignore` walk that reads every file (the same walker and thread count), medians of
+/// alternating passes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GuardBench {
+    /// Files in the generated tree.
+    pub files: usize,
+    /// Bytes in the generated tree.
+    pub bytes: u64,
+    /// Timed passes of each side.
+    pub repeats: usize,
+    /// Median wall time of the plain walk, milliseconds.
+    pub walk_ms: f64,
+    /// Median wall time of the guard scan, milliseconds.
+    pub scan_ms: f64,
+    /// Files per second of the plain walk.
+    pub walk_per_s: f64,
+    /// Files per second of the guard scan: the figure judged (≥ [`GUARD_TARGET_PER_S`]).
+    pub files_per_s: f64,
+    /// Files the scan visited (equals `files`).
+    pub scanned: usize,
+    /// Files that went through a grammar (a raw candidate match for a code-only rule).
+    pub parsed: usize,
+    /// Violations found (equals `expected_violations`).
+    pub violations: usize,
+    /// Violations the generator planted.
+    pub expected_violations: usize,
+}
+
+/// The guard part's rules: the TypeScript example's kinds over a multi-language tree.
+const GUARD_BENCH_RULES: &str = r#"
+[[rule]]
+id = "surfaces-no-internals"
+kind = "forbidden"
+reason = "surfaces hold no tool logic"
+files = ["src/surfaces/**"]
+symbols = ["readFileCapped", "listDir", "lockedWrite", "buildExecArgv"]
+
+[[rule]]
+id = "spawn-confined"
+kind = "confined"
+reason = "only the runtime spawns"
+allow = ["src/runtime/**"]
+patterns = ['\bspawn\(']
+
+[[rule]]
+id = "dispatcher-entry"
+kind = "entry-point"
+reason = "surfaces call only dispatcher.call"
+files = ["src/surfaces/**"]
+receivers = ["dispatcher"]
+entry = ["call"]
+"#;
+
+/// Writes the guard part's tree under `root`: `files` small files in five languages over 100
+/// directories (surfaces, tools, runtime), each about 2 KiB. One file in 50 names an internal in a
+/// comment (parsed, no violation); one in 100 holds a real violation. Returns (bytes, planted
+/// violations).
+pub fn guard_tree(root: &Path, files: usize) -> Result<(u64, usize), String> {
+    let exts = ["rs", "ts", "py", "go", "js"];
+    let (mut bytes, mut planted) = (0u64, 0usize);
+    for i in 0..files {
+        let area = match i % 10 {
+            0..=3 => "surfaces",
+            4..=7 => "tools",
+            _ => "runtime",
+        };
+        let dir = root.join(format!("src/{area}/d{:02}", (i / 10) % 100));
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("failed to create {}: {e}", dir.display()))?;
+        let ext = exts[i % exts.len()];
+        let c = if ext == "py" { "#" } else { "//" };
+        let mut text = String::new();
+        for l in 0..24 {
+            text.push_str(&format!(
+                "{c} generated line {l} of file {i}: nothing to see here\n"
+            ));
+            text.push_str(&format!("let value_{l} = compute(value_{l}, {i});\n"));
+        }
+        if i % 50 == 1 {
+            // A surface file (i % 10 == 1): a candidate, parsed, but only a comment.
+            text.push_str(&format!("{c} never call listDir from here\n"));
+        }
+        if i % 100 == 3 {
+            // A surface file (i % 10 == 3) that reaches past the entry point.
+            text.push_str("dispatcher.reset();\n");
+            planted += 1;
+        }
+        let path = dir.join(format!("f{i}.{ext}"));
+        bytes += text.len() as u64;
+        std::fs::write(&path, text)
+            .map_err(|e| format!("failed to write {}: {e}", path.display()))?;
+    }
+    Ok((bytes, planted))
+}
+
+/// Generates the guard part's tree in a temporary directory and times alternating passes of a
+/// plain walk and the guard scan.
+pub fn guard_speed(files: usize, repeats: usize) -> Result<GuardBench, String> {
+    let dir =
+        tempfile::tempdir().map_err(|e| format!("failed to create a temporary directory: {e}"))?;
+    let (bytes, planted) = guard_tree(dir.path(), files)?;
+    let rules =
+        crate::guard::parse_rules("bench rules", GUARD_BENCH_RULES).map_err(|e| e.to_string())?;
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let walk = || -> usize {
+        let count = std::sync::atomic::AtomicUsize::new(0);
+        ignore::WalkBuilder::new(dir.path())
+            .hidden(false)
+            .require_git(false)
+            .threads(threads)
+            .build_parallel()
+            .run(|| {
+                let count = &count;
+                Box::new(move |e| {
+                    if let Ok(e) = e {
+                        if e.file_type().is_some_and(|t| t.is_file())
+                            && std::fs::read(e.path()).is_ok()
+                        {
+                            count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        }
+                    }
+                    ignore::WalkState::Continue
+                })
+            });
+        count.into_inner()
+    };
+    // Warm the page cache and the parsers once.
+    let _ = walk();
+    let mut last = crate::guard::scan(dir.path(), &rules, &[]);
+    let (mut walk_ms, mut scan_ms) = (Vec::new(), Vec::new());
+    for _ in 0..repeats.max(1) {
+        let t = Instant::now();
+        let n = walk();
+        walk_ms.push(t.elapsed().as_secs_f64() * 1e3);
+        if n != files {
+            return Err(format!("the plain walk read {n} files of {files}"));
+        }
+        let t = Instant::now();
+        last = crate::guard::scan(dir.path(), &rules, &[]);
+        scan_ms.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    if last.violations.len() != planted {
+        return Err(format!(
+            "the scan found {} violations, the generator planted {planted}",
+            last.violations.len()
+        ));
+    }
+    walk_ms.sort_by(f64::total_cmp);
+    scan_ms.sort_by(f64::total_cmp);
+    let (w, g) = (median(&walk_ms), median(&scan_ms));
+    Ok(GuardBench {
+        files,
+        bytes,
+        repeats: repeats.max(1),
+        walk_ms: w,
+        scan_ms: g,
+        walk_per_s: files as f64 / (w / 1e3).max(1e-9),
+        files_per_s: files as f64 / (g / 1e3).max(1e-9),
+        scanned: last.files_scanned,
+        parsed: last.files_parsed,
+        violations: last.violations.len(),
+        expected_violations: planted,
+    })
 }
 
 /// A small deterministic generator (xorshift64*) for the replay transcript's variety.
@@ -2719,6 +2911,16 @@ pub fn rows(r: &BenchReport) -> Vec<Row> {
     }
     if let Some(rc) = &r.record {
         out.extend(record_rows(rc));
+    }
+    if let Some(g) = &r.guard {
+        out.push(row(
+            &format!("guard: {} generated files, files/s", g.files),
+            format!("{} ({:.1} ms)", per_s(g.files_per_s), g.scan_ms),
+            &format!("plain walk + read {}", per_s(g.walk_per_s)),
+            &format!("{:.2}×", g.scan_ms / g.walk_ms.max(1e-9)),
+            "≥ 20,000 files/s",
+            &yes_no(g.files_per_s >= GUARD_TARGET_PER_S),
+        ));
     }
     let mem_base = r.mem_echo.map(|m| m.median_us);
     for (name, lat) in [

@@ -207,6 +207,8 @@ pub enum CheckKind {
     /// Drives one surface in the lifecycle configurations (the `dispatcher` profile,
     /// `crate::dispatcher`).
     Dispatcher(crate::dispatcher::DispatcherFn),
+    /// Judges one static scan of a source tree (the `guard` profile, `crate::guard`).
+    Guard,
 }
 
 /// Which revisions a check applies to.
@@ -290,6 +292,8 @@ impl Check {
             format!("docs/hygiene.md#{rest}")
         } else if self.section.starts_with("docs/") {
             self.section.to_string()
+        } else if let Some(rest) = self.section.strip_prefix("guard#") {
+            format!("docs/guard.md#{rest}")
         } else if let Some(rest) = self.section.strip_prefix("seed-rules#") {
             format!("docs/facade.md#rule-{rest}")
         } else if let Some(rest) = self.section.strip_prefix("rfc8259") {

@@ -112,6 +112,9 @@ enum Command {
         #[arg(last = true, value_name = "CMD")]
         command: Vec<String>,
     },
+    /// Check a source tree against architecture rules (docs/guard.md): forbidden references,
+    /// symbols confined to allow-listed files, modules reached only through their entry points.
+    Guard(crate::guard::GuardArgs),
     /// Measure round trips and run times against baselines measured in the same run.
     Bench(crate::bench::BenchArgs),
     /// Baseline files of expected failures (docs/ci.md).
@@ -339,9 +342,9 @@ struct RunArgs {
     /// The ACP agent's tool extension method (default `_parity/tool`).
     #[arg(long)]
     tool_method: Option<String>,
-    /// Profiles to run: mcp, acp, equivalence, mcp-http, facade, hygiene, dispatcher (repeatable; default: every profile the target's
-    /// surfaces allow).
-    #[arg(long, value_parser = ["mcp", "acp", "equivalence", "mcp-http", "facade", "hygiene", "dispatcher"])]
+    /// Profiles to run: mcp, acp, equivalence, mcp-http, facade, hygiene, dispatcher, guard
+    /// (repeatable; default: every profile the target's surfaces allow).
+    #[arg(long, value_parser = ["mcp", "acp", "equivalence", "mcp-http", "facade", "hygiene", "dispatcher", "guard"])]
     profile: Vec<String>,
     /// Generated equivalence: cases per tool (default 100; 0 turns generation off).
     #[arg(long)]
@@ -543,6 +546,7 @@ pub async fn dispatch(cli: Cli) -> i32 {
         }
         Command::HygieneExec { command } => crate::proctrack::stub_exec(&command),
         Command::FakeHost { mode, command } => parity_fakes::serve_host(&mode, &command),
+        Command::Guard(args) => crate::guard::cmd(args),
         Command::Bench(args) => crate::bench::run(args).await,
         Command::Baseline {
             action:
@@ -903,6 +907,9 @@ fn run_profiles(args: &RunArgs, target: &crate::target::Target) -> Result<Vec<St
         if dispatcher_ready(target) {
             p.push("dispatcher".to_string());
         }
+        if target.guard.is_some() {
+            p.push("guard".to_string());
+        }
         p
     };
     profiles.dedup();
@@ -914,6 +921,7 @@ fn run_profiles(args: &RunArgs, target: &crate::target::Target) -> Result<Vec<St
             "mcp-http" => target.http.is_some() || target.reference_facade.is_some(),
             "hygiene" => target.hygiene.is_some(),
             "dispatcher" => dispatcher_ready(target),
+            "guard" => target.guard.is_some(),
             // Two surfaces at least: an MCP server counts once per era it speaks (known only
             // once it runs), an ACP agent once.
             _ => target.mcp.is_some(),
@@ -926,6 +934,7 @@ fn run_profiles(args: &RunArgs, target: &crate::target::Target) -> Result<Vec<St
                 "facade" => "profile facade needs [surfaces.http] (the facade's url or command) and [facade] (hooks and declarations, docs/facade.md)".to_string(),
                 "hygiene" => "profile hygiene needs [hygiene] (the host command and its declarations, docs/hygiene.md); or run `parity hygiene -- CMD`".to_string(),
                 "dispatcher" => "profile dispatcher needs [dispatcher] (tool names, labels and the configurations, docs/dispatcher.md) and an MCP or ACP surface".to_string(),
+                "guard" => "profile guard needs [guard] (the rules file and the root to scan, docs/guard.md); or run `parity guard`".to_string(),
                 _ => "profile equivalence needs two surfaces: an MCP surface (each protocol era it speaks counts) beside an ACP surface, or an MCP server that speaks both eras".to_string(),
             });
         }
@@ -1258,6 +1267,13 @@ async fn cmd_run(args: RunArgs) -> i32 {
                     }
                 }
             }
+            "guard" => match crate::guard::run_profile(&target, &opts) {
+                Ok(r) => merge(&mut report, r),
+                Err(e) => {
+                    eprintln!("error: guard: {e}");
+                    return EXIT_USAGE;
+                }
+            },
             "facade" => match run_facade_profile(&target, &opts).await {
                 Ok(r) => {
                     if r.eras.is_empty() {
@@ -1776,6 +1792,7 @@ fn cmd_list(as_json: bool, markdown: bool, scenario_dirs: &[PathBuf]) -> i32 {
     let facade_cat = crate::facade::catalogue();
     let hygiene_cat = crate::hygiene::catalogue();
     let dispatcher_cat = crate::dispatcher::catalogue();
+    let guard_cat = crate::guard::catalogue();
     let with_binding: Vec<(&str, &crate::check::Check)> = cat
         .iter()
         .map(|c| (checks_mcp::BINDING, c))
@@ -1793,6 +1810,7 @@ fn cmd_list(as_json: bool, markdown: bool, scenario_dirs: &[PathBuf]) -> i32 {
                 .iter()
                 .map(|c| (crate::dispatcher::binding_of(c.id), c)),
         )
+        .chain(guard_cat.iter().map(|c| (crate::guard::BINDING, c)))
         .collect();
     if as_json {
         let mut items: Vec<Value> = with_binding
@@ -1804,7 +1822,8 @@ fn cmd_list(as_json: bool, markdown: bool, scenario_dirs: &[PathBuf]) -> i32 {
                         "kind": match c.kind { CheckKind::Active(_)
                 | CheckKind::Facade(_)
                 | CheckKind::Hygiene(_)
-                | CheckKind::Dispatcher(_) => "active", CheckKind::Monitor(_) => "monitor" },
+                | CheckKind::Dispatcher(_)
+                | CheckKind::Guard => "active", CheckKind::Monitor(_) => "monitor" },
                         "level": c.level.as_str(),
                         "revisions": c.revs.describe(),
                         "capability": c.capability,

@@ -18,6 +18,7 @@ pub mod equivalence;
 pub mod facade;
 /// Generated tool-call arguments from JSON Schema, run seeded with shrinking (generated equivalence).
 pub mod gen;
+pub mod guard;
 pub mod html;
 pub mod http;
 pub mod http_bridge;

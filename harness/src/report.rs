@@ -213,6 +213,8 @@ pub fn profile_of(binding: &str) -> &str {
         "mcp"
     } else if binding == crate::hygiene::BINDING {
         "hygiene"
+    } else if binding == crate::guard::BINDING {
+        "guard"
     } else {
         binding
     }

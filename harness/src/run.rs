@@ -916,7 +916,8 @@ async fn run_active(
                     CheckKind::Monitor(_)
                     | CheckKind::Facade(_)
                     | CheckKind::Hygiene(_)
-                    | CheckKind::Dispatcher(_) => Some(Finding::not_run(
+                    | CheckKind::Dispatcher(_)
+                    | CheckKind::Guard => Some(Finding::not_run(
                         "a monitor is not an active check",
                         Vec::new(),
                     )),
@@ -1083,7 +1084,8 @@ pub(crate) fn to_result(
             CheckKind::Active(_)
             | CheckKind::Facade(_)
             | CheckKind::Hygiene(_)
-            | CheckKind::Dispatcher(_) => CaseKind::Active,
+            | CheckKind::Dispatcher(_)
+            | CheckKind::Guard => CaseKind::Active,
             CheckKind::Monitor(_) => CaseKind::Monitor,
         },
         check: check.id.to_string(),

@@ -210,6 +210,11 @@ pub fn units(scenarios: &[std::sync::Arc<crate::scenario::Scenario>]) -> Vec<Str
                 .collect::<Vec<_>>()
         }))
         .chain(
+            crate::guard::catalogue()
+                .iter()
+                .map(|c| format!("{}@{}", c.id, crate::guard::BINDING)),
+        )
+        .chain(
             crate::selftest::EQUIVALENCE_CHECKS
                 .iter()
                 .map(|c| format!("{c}@{}", crate::equivalence::BINDING)),
@@ -236,6 +241,7 @@ pub fn known_check(check: &str, scenarios: &[std::sync::Arc<crate::scenario::Sce
         .chain(crate::facade::catalogue().iter())
         .chain(crate::hygiene::catalogue().iter())
         .chain(crate::dispatcher::catalogue().iter())
+        .chain(crate::guard::catalogue().iter())
         .any(|c| c.id == check)
         || scenarios.iter().any(|s| s.id == check);
     fixed

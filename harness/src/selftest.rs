@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 pub const EQUIVALENCE_CHECKS: [&str; 2] = ["equivalence.scenario", "equivalence.generated"];
 
 /// Every check of the self-test, in order: MCP, ACP, HTTP, facade, hygiene, dispatcher,
-/// equivalence; with
+/// guard, equivalence; with
 /// its level.
 pub fn all_checks() -> Vec<(String, Level)> {
     let mut v: Vec<(String, Level)> = checks_mcp::catalogue()
@@ -27,6 +27,7 @@ pub fn all_checks() -> Vec<(String, Level)> {
         .chain(crate::facade::catalogue().iter())
         .chain(crate::hygiene::catalogue().iter())
         .chain(crate::dispatcher::catalogue().iter())
+        .chain(crate::guard::catalogue().iter())
         .map(|c| (c.id.to_string(), c.level))
         .collect();
     v.extend(
@@ -299,6 +300,19 @@ pub async fn rows(jobs: usize) -> Vec<Row> {
     let mut reference_reports = Vec::new();
     // Faulty hosts and the reference launcher under the hygiene probe.
     for (fault, report) in crate::hygiene::selftest_runs(|f| opts(f).ok()).await {
+        match fault {
+            Some(name) => {
+                for (check, v) in worst_per_check(&report) {
+                    if let Some(r) = rows.get_mut(&check) {
+                        r.caught_by.push((name.to_string(), v));
+                    }
+                }
+            }
+            None => reference_reports.push(report),
+        }
+    }
+    // Source trees under the guard: one faulty tree per rule kind, and the clean tree.
+    for (fault, report) in crate::guard::selftest_runs() {
         match fault {
             Some(name) => {
                 for (check, v) in worst_per_check(&report) {

@@ -46,7 +46,7 @@ use std::path::Path;
 use toml::Spanned;
 
 /// The profiles a target may name.
-pub const PROFILES: [&str; 7] = [
+pub const PROFILES: [&str; 8] = [
     "mcp",
     "acp",
     "equivalence",
@@ -54,6 +54,7 @@ pub const PROFILES: [&str; 7] = [
     "facade",
     "hygiene",
     "dispatcher",
+    "guard",
 ];
 
 /// A target file error: `file:line:col: key: message`, or `file: message` when no line applies
@@ -101,6 +102,7 @@ struct Raw {
     facade: Option<RawFacade>,
     hygiene: Option<RawHygiene>,
     dispatcher: Option<RawDispatcher>,
+    guard: Option<RawGuard>,
 }
 
 #[derive(Deserialize)]
@@ -135,6 +137,15 @@ struct RawDispatcherConfigs {
     required: Vec<String>,
     flaky: Vec<String>,
     stopping: Option<Vec<String>>,
+}
+
+/// `[guard]`: the static architecture guard (docs/guard.md).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawGuard {
+    rules: Option<Spanned<String>>,
+    root: Option<Spanned<String>>,
+    baseline: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -350,6 +361,9 @@ pub struct Target {
     /// Lifecycle and policy declarations (`[dispatcher]`, docs/dispatcher.md); with an MCP
     /// or ACP surface, the dispatcher profile runs.
     pub dispatcher: Option<crate::dispatcher::DispatcherDecl>,
+    /// A source tree and its architecture rules (`[guard]`, docs/guard.md), paths resolved
+    /// against the target file's directory.
+    pub guard: Option<crate::guard::GuardDecl>,
 }
 
 fn line_col(text: &str, offset: usize) -> (usize, usize) {
@@ -654,15 +668,39 @@ pub fn parse(file: &str, text: &str) -> Result<Target, TargetError> {
     if let Some(d) = &raw.dispatcher {
         target.dispatcher = Some(dispatcher_decl(d, &err_at)?);
     }
+    if let Some(g) = &raw.guard {
+        // Relative paths are relative to the target file's directory.
+        let base = Path::new(file)
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        let resolve = |v: &Option<Spanned<String>>, key: &str, default: &str| {
+            let s = v.as_ref().map_or(default, |s| s.get_ref().as_str());
+            if s.is_empty() {
+                let at = v.as_ref().map_or(0, |s| s.span().start);
+                return Err(err_at(at, key, "must not be empty".into()));
+            }
+            Ok(base.join(s))
+        };
+        target.guard = Some(crate::guard::GuardDecl {
+            rules: resolve(&g.rules, "guard.rules", "guard.toml")?,
+            root: resolve(&g.root, "guard.root", ".")?,
+            baseline: match &g.baseline {
+                Some(_) => Some(resolve(&g.baseline, "guard.baseline", "")?),
+                None => None,
+            },
+        });
+    }
     if target.mcp.is_none()
         && target.acp.is_none()
         && target.http.is_none()
         && target.hygiene.is_none()
+        && target.guard.is_none()
     {
         return Err(err_at(
             0,
             "surfaces",
-            "the target names no surface: add [surfaces.mcp], [surfaces.acp], [surfaces.http] and/or [hygiene]".into(),
+            "the target names no surface: add [surfaces.mcp], [surfaces.acp], [surfaces.http], [hygiene] and/or [guard]".into(),
         ));
     }
     let e = &raw.equivalence;

@@ -47,3 +47,16 @@ fn record_part_records_every_forwarded_line() {
     assert_eq!(r["recorded"], json!([trips, trips]), "{v}");
     assert_eq!(v["errors"], json!([]), "{v}");
 }
+
+#[test]
+fn guard_part_scans_a_generated_tree_and_finds_every_planted_violation() {
+    let v = bench_json(&["--only", "guard", "--guard-files", "500"]);
+    let g = &v["guard"];
+    assert_eq!(g["files"], json!(500), "{v}");
+    assert_eq!(g["scanned"], json!(500), "{v}");
+    assert_eq!(g["violations"], json!(5), "{v}");
+    assert_eq!(g["expected_violations"], json!(5), "{v}");
+    // The planted violations and the comment-only candidates went through a grammar.
+    assert_eq!(g["parsed"], json!(15), "{v}");
+    assert_eq!(v["errors"], json!([]), "{v}");
+}

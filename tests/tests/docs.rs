@@ -45,6 +45,7 @@ fn every_check_is_in_the_coverage_matrix() {
         .chain(parity_harness::facade::catalogue())
         .chain(parity_harness::hygiene::catalogue())
         .chain(parity_harness::dispatcher::catalogue())
+        .chain(parity_harness::guard::catalogue())
     {
         assert!(
             cov.contains(&format!("`{}`", c.id)),
