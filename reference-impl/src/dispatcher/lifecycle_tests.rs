@@ -374,11 +374,11 @@ async fn a_call_waiting_past_the_queue_bound_is_refused_queue_timeout() -> TestR
 }
 
 #[tokio::test(start_paused = true)]
-async fn transitions_and_mutations_share_the_lifecycle_key() -> TestResult {
+async fn a_stop_waits_for_mutations_and_mutations_wait_for_a_stop() -> TestResult {
     let f = Arc::new(fx(0, 0, |c| c.tool_queue_ms = 2_000)?);
     settle().await;
-    // A transition in progress holds the lifecycle key: a mutation waits, then is refused
-    // QUEUE_TIMEOUT at exactly the default bound; a read goes on.
+    // A transition out of `active` holds the lifecycle key: a mutation waits, then is refused
+    // QUEUE_TIMEOUT at exactly the default bound; a read, status and retry go on.
     let held = f
         .dispatcher
         .locks()
@@ -391,24 +391,57 @@ async fn transitions_and_mutations_share_the_lifecycle_key() -> TestResult {
     assert_eq!(refused(&write), Some(RefusalCode::QueueTimeout));
     assert_eq!(start.elapsed(), Duration::from_millis(2_000));
     ok(&f.call("read_file", json!({"path": "hello.txt"})).await)?;
-    assert_eq!(
-        refused(&f.call("retry", json!({})).await),
-        Some(RefusalCode::QueueTimeout)
-    );
+    let start = tokio::time::Instant::now();
+    assert_eq!(ok(&f.call("retry", json!({})).await)?["state"], "active");
+    assert_eq!(start.elapsed(), Duration::ZERO);
     drop(held);
-    // A mutation in progress holds it shared: a retry waits for it (never interleaves).
+    // A mutation in progress holds it shared: a stop waits for it (never interleaves).
     let shared = f
         .dispatcher
         .locks()
         .read(LIFECYCLE_KEY, Duration::from_millis(1))
         .await?;
-    let g = f.clone();
-    let retry = tokio::spawn(async move { g.call("retry", json!({})).await });
+    let locks = f.dispatcher.locks().clone();
+    let stop = tokio::spawn(async move { locks.write_unbounded(LIFECYCLE_KEY).await });
     tokio::time::advance(Duration::from_millis(500)).await;
     settle().await;
-    assert!(!retry.is_finished());
+    assert!(!stop.is_finished());
     drop(shared);
-    ok(&retry.await?)?;
+    drop(stop.await?);
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_long_mutation_delays_neither_the_budget_settle_nor_retry() -> TestResult {
+    // A 30 s start under a 500 ms budget, advisory: an `exec` running since t=0 holds the
+    // lifecycle key shared, yet the state settles when the budget fires.
+    let f = Arc::new(fx(30_000, 0, |c| {
+        c.startup_budget_ms = 500;
+        c.exec_allow = vec!["sleep".into()];
+    })?);
+    let g = f.clone();
+    let exec = tokio::spawn(async move { g.call("exec", json!({"argv": ["sleep", "4"]})).await });
+    settle().await;
+    tokio::time::advance(Duration::from_millis(500)).await;
+    settle().await;
+    let status = f.status().await?;
+    assert_eq!(status["state"], "disconnected");
+    assert_eq!(status["reason"], "STARTUP_BUDGET_EXCEEDED");
+    assert_eq!(status["since_ms"], T0 + 500);
+    // Two retries at once: exactly one starts an attempt, the other answers `connecting`
+    // without waiting; a write in required mode would see the state, not the lock.
+    let h = f.clone();
+    let first = tokio::spawn(async move { h.call("retry", json!({})).await });
+    settle().await;
+    let start = tokio::time::Instant::now();
+    let second = ok(&f.call("retry", json!({})).await)?;
+    assert_eq!(second["state"], "connecting");
+    assert_eq!(start.elapsed(), Duration::ZERO);
+    tokio::time::advance(Duration::from_millis(500)).await;
+    let first = ok(&first.await?)?;
+    assert_eq!(first["state"], "error");
+    assert_eq!(first["reason"], "STARTUP_BUDGET_EXCEEDED");
+    exec.abort();
     Ok(())
 }
 

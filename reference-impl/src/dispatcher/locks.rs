@@ -4,9 +4,11 @@
 //! Keys are strings: [`LIFECYCLE_KEY`] for the lifecycle, and `path:<path as given>` for a
 //! workspace path. Each key is a fair read/write lock:
 //!
-//! - a lifecycle transition (the startup settle, `retry`) holds the lifecycle key for writing;
+//! - a transition out of `active` (a backend that begins stopping) holds the lifecycle key for
+//!   writing; transitions out of `connecting`, `error` or `disconnected` take no key (they
+//!   cannot change what a running call was admitted under, and must not wait for one);
 //! - a mutating tool (`write_file`, `exec`) holds it for reading across its policy check and
-//!   its run, so a transition never interleaves with a mutation;
+//!   its run, so a backend never stops under a mutation;
 //! - `write_file` holds its path for writing, `read_file` and `list_dir` for reading, so calls
 //!   on one path never interleave.
 //!
@@ -46,8 +48,8 @@ pub struct QueueTimeout {
 
 /// A table of named read/write locks; clone the `Arc` to share one table.
 ///
-/// The dispatcher's keys: [`LIFECYCLE_KEY`], held exclusively by a transition (the startup
-/// settle, `retry`) and shared by a mutating tool across its policy check and run; and
+/// The dispatcher's keys: [`LIFECYCLE_KEY`], held exclusively by a transition out of
+/// `active` and shared by a mutating tool across its policy check and run; and
 /// [`path_key`] of a path, held exclusively by `write_file` and shared by `read_file` and
 /// `list_dir`. The lifecycle key is always taken before a path key, so no two calls deadlock.
 #[derive(Debug, Default)]

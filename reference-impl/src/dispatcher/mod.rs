@@ -66,8 +66,9 @@
 //! # One lock table
 //!
 //! The lifecycle and the tool calls share one [`LockTable`] (D-96, P5-D15; its
-//! documentation lists the keys). Transitions hold the lifecycle key exclusively;
-//! mutating tools hold it shared across their policy check and run; calls on one path take
+//! documentation lists the keys). A transition out of `active` holds the lifecycle key
+//! exclusively (the startup settle and `retry` take none: they change the state in one step
+//! under the snapshot's mutex, and never wait for calls); mutating tools hold it shared across their policy check and run; calls on one path take
 //! that path's key. A call that waits longer than `tool_queue_ms` (default 2 000) is refused
 //! `QUEUE_TIMEOUT` (D-91). A file or exec tool that runs longer than `tool_timeout_ms`
 //! (default 30 000) is refused `TOOL_TIMEOUT`; `status` and `retry` are bounded by the budget
@@ -476,9 +477,25 @@ impl Shared {
         guard.clone()
     }
 
-    /// Awaits one start attempt until `deadline`; the caller holds the lifecycle key.
-    /// Settles `active`, `error` with the runtime's reason, or `overrun` with
-    /// [`STARTUP_BUDGET_EXCEEDED`].
+    /// Moves the lifecycle to `state` only if it is still `connecting` (the attempt this
+    /// settles is the current one); returns the snapshot either way. It takes no lock-table
+    /// key: leaving `connecting` never changes what a running call was admitted under, so a
+    /// settle never waits for calls (it happens when the start ends or the budget fires).
+    fn settle(&self, state: LifecycleState, reason: Option<String>) -> LifecycleSnapshot {
+        let mut guard = self.lock();
+        if guard.state == LifecycleState::Connecting {
+            *guard = LifecycleSnapshot {
+                state,
+                reason,
+                since_ms: self.clock.now_ms(),
+            };
+        }
+        guard.clone()
+    }
+
+    /// Awaits one start attempt until `deadline`. Settles `active`, `error` with the
+    /// runtime's reason, or `overrun` with [`STARTUP_BUDGET_EXCEEDED`] (see
+    /// [`Shared::settle`]).
     async fn attempt(
         &self,
         attempt: StartFuture,
@@ -486,9 +503,9 @@ impl Shared {
         overrun: LifecycleState,
     ) -> LifecycleSnapshot {
         match tokio::time::timeout_at(deadline, attempt).await {
-            Ok(Ok(())) => self.set(LifecycleState::Active, None),
-            Ok(Err(reason)) => self.set(LifecycleState::Error, Some(reason)),
-            Err(_) => self.set(overrun, Some(STARTUP_BUDGET_EXCEEDED.to_owned())),
+            Ok(Ok(())) => self.settle(LifecycleState::Active, None),
+            Ok(Err(reason)) => self.settle(LifecycleState::Error, Some(reason)),
+            Err(_) => self.settle(overrun, Some(STARTUP_BUDGET_EXCEEDED.to_owned())),
         }
     }
 }
@@ -567,28 +584,14 @@ impl Dispatcher {
                     let attempt = runtime.start();
                     let stop_after = runtime.stop_after();
                     startup = Some(handle.spawn(async move {
-                        // The attempt runs unlocked (status and read-only tools go on); the
-                        // settle is a transition, so it takes the lifecycle key.
-                        let result = tokio::time::timeout_at(deadline, attempt).await;
-                        {
-                            let _transition = shared.locks.write_unbounded(LIFECYCLE_KEY).await;
-                            if shared.lock().state != LifecycleState::Connecting {
-                                return;
-                            }
-                            match result {
-                                Ok(Ok(())) => shared.set(LifecycleState::Active, None),
-                                Ok(Err(reason)) => {
-                                    shared.set(LifecycleState::Error, Some(reason));
-                                    return;
-                                }
-                                Err(_) => {
-                                    shared.set(
-                                        LifecycleState::Disconnected,
-                                        Some(STARTUP_BUDGET_EXCEEDED.to_owned()),
-                                    );
-                                    return;
-                                }
-                            };
+                        // Neither the attempt nor its settle waits for calls: status and every
+                        // tool go on, and the state settles when the start ends or the budget
+                        // fires (`Shared::settle`).
+                        let settled = shared
+                            .attempt(attempt, deadline, LifecycleState::Disconnected)
+                            .await;
+                        if settled.state != LifecycleState::Active {
+                            return;
                         }
                         // A runtime that shuts down on its own (simulated `stop_after_ms`).
                         if let Some(after) = stop_after {
@@ -788,36 +791,42 @@ impl Dispatcher {
         }
     }
 
-    /// The retry table (module documentation), under the lifecycle key.
+    /// The retry table (module documentation). The state is read and, from `error` or
+    /// `disconnected`, moved to `connecting` in one step under the snapshot's mutex, so of
+    /// concurrent retries exactly one starts an attempt and the others answer `connecting` at
+    /// once; nothing waits on the lock table (leaving a non-active state never changes what a
+    /// running call was admitted under).
     async fn retry(&self) -> Result<LifecycleSnapshot, Failure> {
-        let transition = self
-            .shared
-            .locks
-            .write(LIFECYCLE_KEY, self.tool_queue)
-            .await
-            .map_err(|e| Failure::refused(RefusalCode::QueueTimeout, format!("`retry` {e}")))?;
-        let current = self.lifecycle();
-        match current.state {
-            LifecycleState::Stopping => Err(Failure::refused(
-                RefusalCode::RetryRefused,
-                "backend is stopping; retry is refused",
-            )),
-            LifecycleState::Active | LifecycleState::Connecting => Ok(current),
-            LifecycleState::Error | LifecycleState::Disconnected => {
-                self.shared.set(LifecycleState::Connecting, None);
-                let shared = self.shared.clone();
-                let deadline = tokio::time::Instant::now() + self.startup_budget;
-                let start = self.runtime.start();
-                // Its own task: the transition completes even if this call is dropped.
-                let attempt = tokio::spawn(async move {
-                    let _transition = transition;
-                    shared.attempt(start, deadline, LifecycleState::Error).await
-                });
-                match attempt.await {
-                    Ok(snapshot) => Ok(snapshot),
-                    Err(e) => Err(Failure::ToolError(format!("retry attempt failed: {e}"))),
+        {
+            let mut guard = self.shared.lock();
+            match guard.state {
+                LifecycleState::Stopping => {
+                    return Err(Failure::refused(
+                        RefusalCode::RetryRefused,
+                        "backend is stopping; retry is refused",
+                    ))
+                }
+                LifecycleState::Active | LifecycleState::Connecting => return Ok(guard.clone()),
+                LifecycleState::Error | LifecycleState::Disconnected => {
+                    *guard = LifecycleSnapshot {
+                        state: LifecycleState::Connecting,
+                        reason: None,
+                        since_ms: self.shared.clock.now_ms(),
+                    };
                 }
             }
+        }
+        let shared = self.shared.clone();
+        let deadline = tokio::time::Instant::now() + self.startup_budget;
+        let start = self.runtime.start();
+        // Its own task: the transition completes even if this call is dropped.
+        let attempt =
+            tokio::spawn(
+                async move { shared.attempt(start, deadline, LifecycleState::Error).await },
+            );
+        match attempt.await {
+            Ok(snapshot) => Ok(snapshot),
+            Err(e) => Err(Failure::ToolError(format!("retry attempt failed: {e}"))),
         }
     }
 }
