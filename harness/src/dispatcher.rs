@@ -316,7 +316,8 @@ impl Session {
     /// message deadline (this wait judges order, not time).
     async fn overrun(&mut self, ctx: &DispatcherCtx) -> Result<Value, String> {
         let d = &ctx.decl;
-        let wait = Duration::from_millis(d.budget_ms + d.tolerance_ms).max(ctx.timing.message);
+        let wait = Duration::from_millis(d.budget_ms.saturating_add(d.tolerance_ms))
+            .max(ctx.timing.message);
         let deadline = self.opened + wait;
         let reason = d.budget_reason.clone();
         let other = d.labels[1].clone();
@@ -545,7 +546,7 @@ async fn startup_budget(ctx: &DispatcherCtx) -> Finding {
     let d = ctx.decl.clone();
     session_then(ctx, &ctx.decl.configs.slow_start, true, |mut s| async move {
         let r = async {
-            let bound = Duration::from_millis(d.budget_ms + d.tolerance_ms);
+            let bound = Duration::from_millis(d.budget_ms.saturating_add(d.tolerance_ms));
             let first = match tokio::time::timeout(bound, s.status(ctx)).await {
                 Ok(Ok(v)) => v,
                 Ok(Err(e)) => {

@@ -1,7 +1,7 @@
 //! The one lock table shared by the lifecycle and the tool calls (seed `001`, D-96 and
 //! P5-D15: "one LockTable passed to both the controller and the dispatcher").
 //!
-//! Keys are strings: [`LIFECYCLE_KEY`] for the lifecycle, and `path:<path as given>` for a
+//! Keys are strings: [`LIFECYCLE_KEY`] for the lifecycle, and `path:<normalized path>` ([`path_key`]) for a
 //! workspace path. Each key is a fair read/write lock:
 //!
 //! - a transition out of `active` (a backend that begins stopping) holds the lifecycle key for
@@ -112,17 +112,47 @@ fn timed_out(key: &str, wait: Duration) -> QueueTimeout {
     }
 }
 
-/// The table key of a workspace path argument: `path:` and the path as given, with leading
-/// `./` and trailing `/` removed (`"."` and `""` name the root).
+/// The table key of a workspace path argument: `path:` and the path normalized lexically
+/// (empty and `.` components dropped, `a/..` folded), so `a//b`, `./a/b` and `c/../a/b` share
+/// the key of `a/b`; `"."` and `""` name the root (`path:.`). Symbolic links are not
+/// resolved: two names of one file through a link get two keys.
 pub fn path_key(path: &str) -> String {
-    let mut p = path;
-    while let Some(rest) = p.strip_prefix("./") {
-        p = rest;
+    let mut parts: Vec<&str> = Vec::new();
+    for c in path.split('/') {
+        match c {
+            "" | "." => {}
+            ".." if parts.last().is_some_and(|l| *l != "..") => {
+                parts.pop();
+            }
+            other => parts.push(other),
+        }
     }
-    let p = p.trim_end_matches('/');
-    if p.is_empty() || p == "." {
+    if parts.is_empty() {
         "path:.".to_owned()
     } else {
-        format!("path:{p}")
+        format!("path:{}", parts.join("/"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::path_key;
+
+    #[test]
+    fn one_path_written_many_ways_has_one_key() {
+        for p in [
+            "a/b",
+            "./a/b",
+            "a//b",
+            "a/./b/",
+            "c/../a/b",
+            "./c/d/../../a/b",
+        ] {
+            assert_eq!(path_key(p), "path:a/b", "{p}");
+        }
+        for p in ["", ".", "./", "a/.."] {
+            assert_eq!(path_key(p), "path:.", "{p}");
+        }
+        assert_eq!(path_key("../x"), "path:../x");
     }
 }
