@@ -11,12 +11,14 @@
 //!
 //! The scan ([`scan`]) walks the root in parallel with the `ignore` crate (so `.gitignore`,
 //! `.ignore` and git's exclude files are honoured, also outside a git checkout), reads each
-//! file once, and prefilters its raw bytes with one [`regex::bytes::RegexSet`] of every rule's
-//! expressions. Only a file with a raw candidate match for a rule in `mode = "code"` is parsed
-//! with tree-sitter (Rust, TypeScript, TSX, JavaScript, Python, Go); comment and string-literal
-//! nodes are blanked with spaces (newlines kept, code inside template-string and f-string
-//! substitutions kept), so reported lines and columns stay those of the file. A file of another
-//! language is matched as it is (as in `mode = "all"`).
+//! file once (none over [`READ_CAP`]: skipped as too large), and prefilters its raw bytes with
+//! one [`regex::bytes::RegexSet`] of every rule's prefilter expressions, each never weaker than
+//! the rule's real match (`prefilter_sources`). Only a file with a candidate for a rule in
+//! `mode = "code"` is parsed with tree-sitter (Rust, TypeScript, TSX, JavaScript, Python, Go);
+//! comment and string-literal nodes (and JS/TS regex literals and JSX text) are blanked with
+//! spaces (newlines kept, code inside template-string and f-string substitutions kept), so
+//! reported lines and columns stay those of the file. A file of another language, or one over
+//! [`PARSE_CAP`], is matched as it is (as in `mode = "all"`).
 //!
 //! Matching is textual: symbols match on word boundaries, patterns are regular expressions, and
 //! an `entry-point` rule sees `receiver.member` / `receiver::member` call shapes, never resolved
@@ -43,6 +45,11 @@ pub const BINDING: &str = "source";
 pub const REVISION: &str = "guard-1";
 /// Bytes at the start of a file searched for a NUL byte to call it binary.
 pub const BINARY_PROBE: usize = 8192;
+/// A file larger than this (4 MiB) is not parsed: code-mode rules match its raw text, comments
+/// and strings included (stricter, never weaker), and the report counts it.
+pub const PARSE_CAP: usize = 4 << 20;
+/// A file larger than this (64 MiB) is not read: it is skipped as too large and listed.
+pub const READ_CAP: u64 = 64 << 20;
 
 // -------------------------------------------------------------------------------------------
 // The rules file
@@ -157,8 +164,11 @@ pub struct Rules {
     pub rules: Vec<Rule>,
     /// Every rule's expressions as one set over raw bytes (the prefilter), in rule order.
     prefilter: RegexSet,
-    /// For each expression of `prefilter`: (rule index, expression index within the rule).
-    owners: Vec<(usize, usize)>,
+    /// For each expression of `prefilter`: the index of its rule.
+    owners: Vec<usize>,
+    /// Rules with an expression no prefilter can stand for safely (a code-mode pattern): a
+    /// candidate in every file they apply to.
+    always: Vec<usize>,
 }
 
 #[derive(Deserialize)]
@@ -508,10 +518,20 @@ pub fn parse_rules(file: &str, text: &str) -> Result<Rules, RulesError> {
     }
     let mut sources = Vec::new();
     let mut owners = Vec::new();
+    let mut always = Vec::new();
     for (i, rule) in rules.iter().enumerate() {
-        for (j, re) in rule.exprs.iter().enumerate() {
-            sources.push(re.as_str().to_string());
-            owners.push((i, j));
+        let Some(raw_rule) = raw.rule.get(i) else {
+            continue;
+        };
+        for src in prefilter_sources(rule, raw_rule) {
+            match src {
+                Some(src) => {
+                    sources.push(src);
+                    owners.push(i);
+                }
+                None if !always.contains(&i) => always.push(i),
+                None => {}
+            }
         }
     }
     let prefilter = RegexSet::new(&sources)
@@ -520,7 +540,64 @@ pub fn parse_rules(file: &str, text: &str) -> Result<Rules, RulesError> {
         rules,
         prefilter,
         owners,
+        always,
     })
+}
+
+/// A literal every match of `pattern` starts with, without spaces, or `None` when there is
+/// none we can be sure of: after an optional leading `\b`, the run of letters, digits, `_`, `:`,
+/// `-` and `/` up to the first other character (a character followed by a quantifier dropped).
+/// Conservative: a pattern with `|` anywhere, or one that starts with a group, a class, a flag or
+/// an anchor, has none.
+pub fn pattern_prefix(pattern: &str) -> Option<String> {
+    if pattern.contains('|') {
+        return None;
+    }
+    let rest = pattern.strip_prefix(r"\b").unwrap_or(pattern);
+    let mut lit: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | ':' | '-' | '/'))
+        .collect();
+    if rest
+        .get(lit.len()..)
+        .is_some_and(|r| r.starts_with(['?', '*', '+', '{']))
+    {
+        lit.pop();
+    }
+    (!lit.is_empty()).then_some(lit)
+}
+
+/// The prefilter expression of each of a rule's expressions, over raw bytes, never weaker than
+/// the real match: `None` when no safe expression exists (the rule is then a candidate in every
+/// file it applies to).
+///
+/// A rule matched against the raw text (`mode = "all"`, or a file without a grammar) could use
+/// its expressions as they are, but a code-mode rule matches the stripped text, where comments
+/// and strings are spaces: `dispatcher /* c */ .tools()` matches `receiver\s*\.\s*member`
+/// only after stripping. Stripping writes only ASCII spaces, so a run of text without a space
+/// that is in the stripped text is in the raw text too. Hence: a symbol or a receiver is
+/// prefiltered on its longest space-free run, taken literally (no `\b`, which blanking could
+/// create); a code-mode pattern is prefiltered on its literal prefix ([`pattern_prefix`]), or is
+/// `None` when it has none. Patterns of `mode = "all"` rules are matched against the raw text
+/// and keep their expression.
+fn prefilter_sources(rule: &Rule, raw: &RawRule) -> Vec<Option<String>> {
+    let literal = |s: &str| -> Option<String> {
+        s.split(' ')
+            .max_by_key(|part| part.len())
+            .filter(|part| !part.is_empty())
+            .map(regex::escape)
+    };
+    match rule.kind {
+        Kind::EntryPoint => raw.receivers.iter().map(|r| literal(r.get_ref())).collect(),
+        Kind::Forbidden | Kind::Confined => {
+            let symbols = raw.symbols.iter().map(|s| literal(s.get_ref()));
+            let patterns = raw.patterns.iter().map(|p| match rule.mode {
+                Mode::All => Some(p.get_ref().clone()),
+                Mode::Code => pattern_prefix(p.get_ref()).map(|lit| regex::escape(&lit)),
+            });
+            symbols.chain(patterns).collect()
+        }
+    }
 }
 
 /// Reads and parses a rules file. Errors: the file cannot be read (line 0), else as
@@ -594,7 +671,8 @@ impl Lang {
         }
     }
 
-    /// Node kinds blanked whole: comments and string, character and rune literals.
+    /// Node kinds blanked whole: comments and string, character and rune literals (and in
+    /// JavaScript and TypeScript, regular expression literals and JSX text).
     fn blanked(self, kind: &str) -> bool {
         match self {
             Lang::Rust => matches!(
@@ -608,7 +686,12 @@ impl Lang {
             Lang::TypeScript | Lang::Tsx | Lang::JavaScript => {
                 matches!(
                     kind,
-                    "comment" | "html_comment" | "string" | "template_string"
+                    "comment"
+                        | "html_comment"
+                        | "string"
+                        | "template_string"
+                        | "regex"
+                        | "jsx_text"
                 )
             }
             Lang::Python => matches!(kind, "comment" | "string"),
@@ -732,6 +815,8 @@ pub enum SkipReason {
     Unreadable,
     /// Not UTF-8 text.
     NotUtf8,
+    /// Larger than [`READ_CAP`]: not read.
+    TooLarge,
 }
 
 /// A skipped file.
@@ -758,7 +843,10 @@ pub struct GuardReport {
     pub files_scanned: usize,
     /// Files that had a raw candidate match and went through a grammar.
     pub files_parsed: usize,
-    /// Files skipped (binary, unreadable, not UTF-8), sorted by path.
+    /// Files with a candidate for a code-mode rule that were larger than [`PARSE_CAP`]: matched
+    /// as they are, comments and strings included, without parsing.
+    pub files_unparsed_large: usize,
+    /// Files skipped (binary, unreadable, not UTF-8, over [`READ_CAP`]), sorted by path.
     pub skipped: Vec<Skipped>,
     /// Violations sorted by path, line, column, rule.
     pub violations: Vec<Violation>,
@@ -811,7 +899,12 @@ impl GuardReport {
 
 /// One file's findings.
 enum FileResult {
-    Checked { parsed: bool, found: Vec<Violation> },
+    Checked {
+        parsed: bool,
+        /// Over [`PARSE_CAP`] with a code-mode candidate: matched without stripping.
+        unparsed_large: bool,
+        found: Vec<Violation>,
+    },
     Skipped(Skipped),
 }
 
@@ -835,35 +928,39 @@ fn check_file(rules: &Rules, path: &str, bytes: &[u8]) -> FileResult {
             })
         }
     };
-    // Prefilter: the raw bytes against every expression at once; only rules that apply to this
-    // path and have a candidate go further.
+    // Prefilter: the raw bytes against every rule's prefilter expressions at once (each never
+    // weaker than the rule's real match, see `prefilter_sources`); only rules that apply to this
+    // path and have a candidate (or no safe prefilter) go further.
     let hits = rules.prefilter.matches(bytes);
-    if !hits.matched_any() {
-        return FileResult::Checked {
-            parsed: false,
-            found: Vec::new(),
-        };
-    }
     let mut candidates: Vec<usize> = Vec::new();
-    for h in hits.iter() {
-        let (ri, _) = rules.owners[h];
-        if !candidates.contains(&ri) && rules.rules[ri].applies_to(path) {
+    for ri in hits
+        .iter()
+        .filter_map(|h| rules.owners.get(h).copied())
+        .chain(rules.always.iter().copied())
+    {
+        if !candidates.contains(&ri) && rules.rules.get(ri).is_some_and(|r| r.applies_to(path)) {
             candidates.push(ri);
         }
     }
+    candidates.sort_unstable();
     if candidates.is_empty() {
         return FileResult::Checked {
             parsed: false,
+            unparsed_large: false,
             found: Vec::new(),
         };
     }
-    let lang = Lang::of(path);
+    // Over the parse cap: matched as it is (stricter than stripped, never weaker).
+    let unparsed_large = bytes.len() > PARSE_CAP;
+    let lang = if unparsed_large { None } else { Lang::of(path) };
     let mut stripped: Option<String> = None;
     let mut parsed = false;
     let mut found = Vec::new();
     let lines = LineIndex::new(text);
-    for ri in candidates {
-        let rule = &rules.rules[ri];
+    for &ri in &candidates {
+        let Some(rule) = rules.rules.get(ri) else {
+            continue;
+        };
         let hay: &str = match (rule.mode, lang) {
             (Mode::Code, Some(l)) => {
                 if stripped.is_none() {
@@ -908,7 +1005,20 @@ fn check_file(rules: &Rules, path: &str, bytes: &[u8]) -> FileResult {
             }
         }
     }
-    FileResult::Checked { parsed, found }
+    FileResult::Checked {
+        parsed,
+        unparsed_large: unparsed_large && candidates_need_parse(rules, &candidates, path),
+        found,
+    }
+}
+
+/// Whether any of the candidate rules would have parsed the file at `path` (a code-mode rule
+/// over a language with a grammar): only such a file counts as matched unparsed.
+fn candidates_need_parse(rules: &Rules, candidates: &[usize], path: &str) -> bool {
+    Lang::of(path).is_some()
+        && candidates
+            .iter()
+            .any(|&ri| rules.rules.get(ri).is_some_and(|r| r.mode == Mode::Code))
 }
 
 /// Line starts of a text, for offset → line:col.
@@ -956,8 +1066,8 @@ pub fn scan(root: &Path, rules: &Rules, exclude_paths: &[PathBuf]) -> GuardRepor
         .filter_map(|p| std::fs::canonicalize(p).ok())
         .filter_map(|c| Some((c.file_name()?.to_os_string(), c)))
         .collect();
-    let out: Mutex<(usize, usize, Vec<Violation>, Vec<Skipped>)> =
-        Mutex::new((0, 0, Vec::new(), Vec::new()));
+    type Totals = (usize, usize, Vec<Violation>, Vec<Skipped>, usize);
+    let out: Mutex<Totals> = Mutex::new((0, 0, Vec::new(), Vec::new(), 0));
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
     let walker = ignore::WalkBuilder::new(root)
         .hidden(false)
@@ -1002,11 +1112,17 @@ pub fn scan(root: &Path, rules: &Rules, exclude_paths: &[PathBuf]) -> GuardRepor
                             // No rule looks at this file: counted, never read.
                             local = Some(FileResult::Checked {
                                 parsed: false,
+                                unparsed_large: false,
                                 found: Vec::new(),
                             });
                         } else {
-                            local = Some(match std::fs::read(e.path()) {
-                                Ok(bytes) => check_file(rules, &rel, &bytes),
+                            local = Some(match read_capped(e.path(), READ_CAP) {
+                                Ok(Some(bytes)) => check_file(rules, &rel, &bytes),
+                                Ok(None) => FileResult::Skipped(Skipped {
+                                    path: rel.clone(),
+                                    why: SkipReason::TooLarge,
+                                    detail: format!("over {} MiB", READ_CAP >> 20),
+                                }),
                                 Err(err) => FileResult::Skipped(Skipped {
                                     path: rel.clone(),
                                     why: SkipReason::Unreadable,
@@ -1024,9 +1140,16 @@ pub fn scan(root: &Path, rules: &Rules, exclude_paths: &[PathBuf]) -> GuardRepor
                 };
                 g.0 += 1;
                 match r {
-                    FileResult::Checked { parsed, found } => {
+                    FileResult::Checked {
+                        parsed,
+                        unparsed_large,
+                        found,
+                    } => {
                         if parsed {
                             g.1 += 1;
+                        }
+                        if unparsed_large {
+                            g.4 += 1;
                         }
                         g.2.extend(found);
                     }
@@ -1036,7 +1159,7 @@ pub fn scan(root: &Path, rules: &Rules, exclude_paths: &[PathBuf]) -> GuardRepor
             ignore::WalkState::Continue
         })
     });
-    let (files, parsed, mut violations, mut skipped) = match out.into_inner() {
+    let (files, parsed, mut violations, mut skipped, unparsed_large) = match out.into_inner() {
         Ok(v) => v,
         Err(p) => p.into_inner(),
     };
@@ -1058,11 +1181,30 @@ pub fn scan(root: &Path, rules: &Rules, exclude_paths: &[PathBuf]) -> GuardRepor
             .collect(),
         files_scanned: files,
         files_parsed: parsed,
+        files_unparsed_large: unparsed_large,
         skipped,
         violations,
         stale: Vec::new(),
         duration_ms: started.elapsed().as_millis() as u64,
     }
+}
+
+/// A file's bytes, or `None` when it is larger than `cap` (by its metadata, or by what a read
+/// of at most `cap + 1` bytes finds, for a file that grows), so no file larger than `cap` is
+/// held in memory.
+fn read_capped(path: &Path, cap: u64) -> std::io::Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    let file = std::fs::File::open(path)?;
+    let len = file.metadata()?.len();
+    if len > cap {
+        return Ok(None);
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    file.take(cap.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > cap {
+        return Ok(None);
+    }
+    Ok(Some(bytes))
 }
 
 fn walk_error_path(e: &ignore::Error, root: &Path) -> String {
@@ -1237,6 +1379,7 @@ pub fn render_console(r: &GuardReport, list_skipped: bool) -> String {
             SkipReason::Binary => "binary",
             SkipReason::Unreadable => "unreadable",
             SkipReason::NotUtf8 => "not UTF-8",
+            SkipReason::TooLarge => "too large: over 64 MiB, not read",
         };
         s.push_str(&format!("skipped: {} ({why})\n", k.path));
     }
@@ -1247,10 +1390,19 @@ pub fn render_console(r: &GuardReport, list_skipped: bool) -> String {
         ));
     }
     s.push_str(&format!(
-        "guard: {} rule(s), {} file(s) scanned ({} parsed), {} skipped; {} error(s), {} warning(s), {} baselined, {} stale baseline entr{}: {}\n",
+        "guard: {} rule(s), {} file(s) scanned ({} parsed{}), {} skipped; {} error(s), {} warning(s), {} baselined, {} stale baseline entr{}: {}\n",
         r.rules.len(),
         r.files_scanned,
         r.files_parsed,
+        if r.files_unparsed_large > 0 {
+            format!(
+                ", {} matched unparsed (over {} MiB)",
+                r.files_unparsed_large,
+                PARSE_CAP >> 20
+            )
+        } else {
+            String::new()
+        },
         r.skipped.len(),
         r.errors(),
         r.warnings(),
@@ -1273,6 +1425,7 @@ pub fn to_json(r: &GuardReport) -> serde_json::Value {
         "rules": r.rules,
         "files_scanned": r.files_scanned,
         "files_parsed": r.files_parsed,
+        "files_unparsed_large": r.files_unparsed_large,
         "skipped": r.skipped,
         "violations": r.violations,
         "stale": r.stale,
@@ -1540,10 +1693,12 @@ pub fn judge(r: &GuardReport) -> crate::check::Finding {
             .map(|k| format!("skipped: {} ({:?})", k.path, k.why)),
     );
     let summary = format!(
-        "{} rule(s) over {} file(s) ({} skipped)",
+        "{} rule(s) over {} file(s) ({} skipped, {} matched unparsed over {} MiB)",
         r.rules.len(),
         r.files_scanned,
-        r.skipped.len()
+        r.skipped.len(),
+        r.files_unparsed_large,
+        PARSE_CAP >> 20
     );
     let status = if r.failed() {
         Status::Violated(format!(
@@ -1594,10 +1749,12 @@ pub fn run_profile(
     let g = run_guard(&decl.root, &decl.rules, decl.baseline.as_deref())?;
     report.eras.insert(BINDING.into(), REVISION.into());
     report.notes.push(format!(
-        "guard: {} file(s) scanned under {}, {} parsed, {} skipped",
+        "guard: {} file(s) scanned under {}, {} parsed, {} matched unparsed (over {} MiB), {} skipped",
         g.files_scanned,
         decl.root.display(),
         g.files_parsed,
+        g.files_unparsed_large,
+        PARSE_CAP >> 20,
         g.skipped.len()
     ));
     for check in planned {

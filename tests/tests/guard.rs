@@ -142,6 +142,55 @@ fn the_repository_guards_itself() {
     assert!(out.stdout.contains(": ok"), "{}", out.show());
 }
 
+/// The repository's rules over a scratch tree: grouped and aliased imports that the plain
+/// symbols miss, a path dependency on the harness, and calls split by comments (which match
+/// only once comments are blanked, so the raw-bytes prefilter must not skip the file).
+#[test]
+fn the_repository_rules_catch_grouped_imports_path_dependencies_and_split_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::copy(repo_root().join("guard.toml"), root.join("guard.toml")).unwrap();
+    let put = |rel: &str, text: &str| {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    put(
+        "reference-impl/src/mcp/grouped.rs",
+        "use std::{fs, process};\nuse crate::dispatcher::{\n    Dispatcher,\n    tools as tl,\n};\n",
+    );
+    put(
+        "reference-impl/src/mcp/split.rs",
+        "fn f() {\n    dispatcher\n        // note\n        .reset();\n}\n",
+    );
+    put(
+        "harness/src/grouped.rs",
+        "use std::process::{Child, Stdio};\nuse std::os::unix::process::CommandExt;\n",
+    );
+    put(
+        "reference-impl/Cargo.toml",
+        "[dependencies]\nh = { path = \"../harness\" }\n",
+    );
+    let out = guard(root, &[]);
+    assert_eq!(out.code, Some(1), "{}", out.show());
+    let errors = out.errors();
+    for want in [
+        "harness/src/grouped.rs:1:5 harness-spawns-only-in-peer",
+        "harness/src/grouped.rs:2:29 harness-spawns-only-in-peer",
+        "reference-impl/Cargo.toml:2:7 reference-never-uses-the-harness",
+        "reference-impl/src/mcp/grouped.rs:1:5 surfaces-hold-no-tool-logic",
+        "reference-impl/src/mcp/grouped.rs:1:5 reference-spawns-only-in-exec-launch-downstream",
+        "reference-impl/src/mcp/grouped.rs:2:12 surfaces-hold-no-tool-logic",
+        "reference-impl/src/mcp/split.rs:2:5 surfaces-call-the-dispatcher-entry-points",
+    ] {
+        assert!(
+            errors.iter().any(|e| e == want),
+            "{want} missing: {errors:#?}\n{}",
+            out.show()
+        );
+    }
+}
+
 #[test]
 fn the_typescript_example_passes_and_comments_or_strings_do_not_trigger_code_rules() {
     let dir = ts_project();

@@ -357,3 +357,126 @@ fn the_documented_textual_limits_hold() {
     );
     assert_eq!((v.len(), v[0].line, v[0].col), (1, 1, 10));
 }
+
+#[test]
+fn the_prefilter_never_skips_a_match_that_appears_only_after_stripping() {
+    // Neither `dispatcher.tools` nor `spawn(` is in the raw text: a comment sits between the
+    // receiver and the member, and between `spawn` and `(`. Both match once it is blanked.
+    let rules = r#"
+[[rule]]
+id = "entry"
+kind = "entry-point"
+reason = "only call"
+files = ["**"]
+receivers = ["dispatcher"]
+entry = ["call"]
+
+[[rule]]
+id = "spawn"
+kind = "forbidden"
+reason = "no spawn"
+files = ["**"]
+patterns = ['\bspawn\s*\(']
+"#;
+    let src = "dispatcher\n    // note\n    .tools();\nspawn /* c */ (1);\n";
+    let found = violations(rules, "a.rs", src);
+    let at: Vec<(&str, usize, usize)> = found
+        .iter()
+        .map(|v| (v.rule.as_str(), v.line, v.col))
+        .collect();
+    assert_eq!(at, vec![("entry", 1, 1), ("spawn", 4, 1)], "{found:?}");
+}
+
+#[test]
+fn a_file_over_the_parse_cap_is_matched_unparsed() {
+    let rules = parse_rules(
+        "g.toml",
+        "[[rule]]\nid = \"r\"\nkind = \"forbidden\"\nreason = \"x\"\nfiles = [\"**\"]\nsymbols = [\"bad\"]\n",
+    )
+    .unwrap();
+    // A comment naming the symbol: blanked when parsed, matched when over the cap.
+    let mut big = String::from("// bad\n");
+    while big.len() <= PARSE_CAP {
+        big.push_str("let x = 1; // filler filler filler filler filler filler filler\n");
+    }
+    let FileResult::Checked {
+        parsed,
+        unparsed_large,
+        found,
+    } = check_file(&rules, "big.rs", big.as_bytes())
+    else {
+        panic!("skipped")
+    };
+    assert!(!parsed && unparsed_large);
+    assert_eq!(found.len(), 1);
+    assert_eq!((found[0].line, found[0].col), (1, 4));
+    // Under the cap the same comment is blanked.
+    let FileResult::Checked {
+        parsed,
+        unparsed_large,
+        found,
+    } = check_file(&rules, "small.rs", b"// bad\nfn f() {}\n")
+    else {
+        panic!("skipped")
+    };
+    assert!(parsed && !unparsed_large && found.is_empty());
+}
+
+#[test]
+fn a_file_over_the_read_cap_is_not_read_and_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("a.rs");
+    std::fs::write(&p, "0123456789bad\n").unwrap();
+    assert_eq!(read_capped(&p, 14).unwrap().map(|b| b.len()), Some(14));
+    assert_eq!(read_capped(&p, 13).unwrap(), None);
+    let r = GuardReport {
+        skipped: vec![Skipped {
+            path: "huge.rs".into(),
+            why: SkipReason::TooLarge,
+            detail: String::new(),
+        }],
+        files_unparsed_large: 2,
+        ..GuardReport::default()
+    };
+    let console = render_console(&r, true);
+    assert!(console.contains("skipped: huge.rs (too large"), "{console}");
+    assert!(
+        console.contains("2 matched unparsed (over 4 MiB)"),
+        "{console}"
+    );
+    let json = to_json(&r);
+    assert_eq!(json["files_unparsed_large"], 2);
+    assert_eq!(json["skipped"][0]["why"], "too-large");
+}
+
+#[test]
+fn javascript_regex_literals_and_jsx_text_are_blanked() {
+    let src = "const re = /secret\\(/g;\nsecret(1);\n";
+    for lang in [Lang::JavaScript, Lang::TypeScript] {
+        let out = stripped(lang, src);
+        assert_eq!(out.matches("secret").count(), 1, "{lang:?}: {out}");
+        assert!(out.contains("secret(1);"));
+    }
+    let jsx = "const e = <p>call secret() here {secret()}</p>;\n";
+    for lang in [Lang::JavaScript, Lang::Tsx] {
+        let out = stripped(lang, jsx);
+        assert_eq!(out.matches("secret").count(), 1, "{lang:?}: {out}");
+        assert!(out.contains("{secret()}"));
+    }
+}
+
+#[test]
+fn pattern_prefixes_are_literals_every_match_starts_with() {
+    assert_eq!(pattern_prefix(r"\bspawn\s*\(").as_deref(), Some("spawn"));
+    assert_eq!(
+        pattern_prefix(r"\bstd::process::\{[^}]*\bCommand\b").as_deref(),
+        Some("std::process::")
+    );
+    assert_eq!(pattern_prefix(r"colou?r").as_deref(), Some("colo"));
+    assert_eq!(pattern_prefix(r"a+b"), None);
+    assert_eq!(pattern_prefix(r"\b(std|tokio)::\{"), None);
+    assert_eq!(pattern_prefix(r"foo|bar"), None);
+    assert_eq!(pattern_prefix(r"(?i)spawn"), None);
+    assert_eq!(pattern_prefix(r"^spawn"), None);
+    assert_eq!(pattern_prefix(r"[a-z]+"), None);
+}
