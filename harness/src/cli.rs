@@ -1124,14 +1124,7 @@ async fn cmd_run(args: RunArgs) -> i32 {
     let started = std::time::Instant::now();
     let mut report = crate::run::RunReport {
         target: target.name.clone(),
-        eras: Default::default(),
-        notes: Vec::new(),
-        cases: Vec::new(),
-        duration_ms: 0,
-        seed: None,
-        stale: Vec::new(),
-        partition: None,
-        could_not_run: Vec::new(),
+        ..crate::run::RunReport::default()
     };
     let mut could_not_run: Vec<String> = Vec::new();
     for profile in &profiles {

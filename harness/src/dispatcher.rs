@@ -835,14 +835,7 @@ pub async fn run(
     let started = Instant::now();
     let mut report = RunReport {
         target: name.to_owned(),
-        eras: Default::default(),
-        notes: Vec::new(),
-        cases: Vec::new(),
-        duration_ms: 0,
-        seed: None,
-        stale: Vec::new(),
-        partition: None,
-        could_not_run: Vec::new(),
+        ..RunReport::default()
     };
     let mut decl = decl;
     let _dir = if decl.reference {

@@ -1355,14 +1355,7 @@ pub async fn run_facade(
     });
     let mut report = RunReport {
         target: name.to_owned(),
-        eras: Default::default(),
-        notes: Vec::new(),
-        cases: Vec::new(),
-        duration_ms: 0,
-        seed: None,
-        stale: Vec::new(),
-        partition: None,
-        could_not_run: Vec::new(),
+        ..RunReport::default()
     };
     let probe = FacadeCtx {
         target: target.clone(),

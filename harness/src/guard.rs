@@ -55,35 +55,9 @@ pub const READ_CAP: u64 = 64 << 20;
 // The rules file
 // -------------------------------------------------------------------------------------------
 
-/// A rules-file error: `file:line:col: key: message` (`file: message` when the file could not
-/// be read, line 0).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}", self.render())]
-pub struct RulesError {
-    /// The file as given.
-    pub file: String,
-    /// 1-based line (0: no line applies).
-    pub line: usize,
-    /// 1-based column (characters).
-    pub col: usize,
-    /// The key at fault, e.g. `rule[2].files` (`-` when none applies).
-    pub key: String,
-    /// What is wrong.
-    pub message: String,
-}
-
-impl RulesError {
-    fn render(&self) -> String {
-        if self.line == 0 {
-            format!("{}: {}", self.file, self.message)
-        } else {
-            format!(
-                "{}:{}:{}: {}: {}",
-                self.file, self.line, self.col, self.key, self.message
-            )
-        }
-    }
-}
+/// A rules-file error: `file:line:col: key: message` (the key dotted, e.g. `rule[2].files`),
+/// or `file: message` when no line applies. The same shape as a target-file error.
+pub type RulesError = crate::target::TargetError;
 
 /// The three rule kinds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -203,14 +177,6 @@ struct RawRule {
     entry: Vec<Spanned<String>>,
 }
 
-fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let offset = offset.min(text.len());
-    let before = text.get(..offset).unwrap_or(text);
-    let line = before.matches('\n').count() + 1;
-    let col = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
-    (line, col)
-}
-
 /// The dotted key at `offset` of a rules file: `rule[N].key` inside the N-th (0-based)
 /// `[[rule]]` table, else the bare key.
 fn key_at(text: &str, offset: usize, hint: Option<&str>) -> String {
@@ -285,7 +251,7 @@ fn receiver_regex(receiver: &str) -> String {
 /// `confined`, `receivers`/`entry` on a rule other than `entry-point`.
 pub fn parse_rules(file: &str, text: &str) -> Result<Rules, RulesError> {
     let err_at = |offset: usize, key: String, message: String| {
-        let (line, col) = line_col(text, offset);
+        let (line, col) = crate::target::line_col(text, offset);
         RulesError {
             file: file.to_string(),
             line,

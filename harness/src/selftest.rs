@@ -58,14 +58,8 @@ async fn equivalence_run(
     }
     let mut report = RunReport {
         target: format!("parity {}", acp_args.join(" ")),
-        eras: Default::default(),
-        notes: Vec::new(),
-        cases: Vec::new(),
-        duration_ms: 0,
         seed: Some(1),
-        stale: Vec::new(),
-        partition: None,
-        could_not_run: Vec::new(),
+        ..RunReport::default()
     };
     let (surfaces, notes) =
         match crate::equivalence::surfaces_of(&target, timing, crate::wire::DEFAULT_LINE_CAP).await

@@ -66,7 +66,7 @@ pub struct TargetError {
     pub file: String,
     /// 1-based line (0 when the file could not be read).
     pub line: usize,
-    /// 1-based column.
+    /// 1-based column, in characters.
     pub col: usize,
     /// The key at fault (`surfaces.acp.tool_method`), or `-` when none applies.
     pub key: String,
@@ -366,10 +366,16 @@ pub struct Target {
     pub guard: Option<crate::guard::GuardDecl>,
 }
 
-fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text.as_bytes()[..offset.min(text.len())];
-    let line = before.iter().filter(|b| **b == b'\n').count() + 1;
-    let col = before.iter().rev().take_while(|b| **b != b'\n').count() + 1;
+/// The 1-based line and column (in characters) of byte `offset` in `text`; an offset past the
+/// end or inside a character counts up to the nearest earlier boundary.
+pub(crate) fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let mut end = offset.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let before = text.get(..end).unwrap_or("");
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
     (line, col)
 }
 
