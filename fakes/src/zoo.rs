@@ -734,7 +734,7 @@ pub fn catalogue() -> &'static [FaultInfo] {
             fault!(
                 "no-result-type",
                 "omits resultType from every result",
-                ["mcp.modern.result-type", "mcp.base.message-schema"],
+                ["mcp.modern.result-type"],
                 || Box::new(MapOut(strip_result_type))
             ),
             fault!(

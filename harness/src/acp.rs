@@ -14,7 +14,7 @@
 //! ACP requests carry no per-request `_meta`: sessions use the plain requests of the
 //! `initialize` era of the MCP driver.
 
-use crate::check::{evidence, Ctx, Finding};
+use crate::check::{Ctx, Finding};
 use crate::mcp::{Client, Era, Reply};
 use crate::peer::PeerError;
 use serde_json::{json, Value};
@@ -101,8 +101,8 @@ pub fn as_acp(mut client: Client) -> Client {
 /// Starts a fresh agent for a case with nothing sent.
 ///
 /// Errors: the agent could not be started (a `not-run` finding).
-pub fn start(ctx: &Ctx) -> Result<Client, Finding> {
-    ctx.start_raw().map(as_acp)
+pub async fn start(ctx: &Ctx) -> Result<Client, Finding> {
+    ctx.start_raw().await.map(as_acp)
 }
 
 /// Starts a fresh agent and runs `initialize` at version 1. Returns the session and the
@@ -111,7 +111,7 @@ pub fn start(ctx: &Ctx) -> Result<Client, Finding> {
 /// Errors (as `not-run` findings with the frames as evidence): the agent did not start, or
 /// `initialize` got no result.
 pub async fn open(ctx: &Ctx) -> Result<(Client, Value), Finding> {
-    let mut c = start(ctx)?;
+    let mut c = start(ctx).await?;
     let reply = c
         .request("initialize", initialize_params(PROTOCOL_VERSION))
         .await;
@@ -121,13 +121,16 @@ pub async fn open(ctx: &Ctx) -> Result<(Client, Value), Finding> {
             Ok((c, result))
         }
         other => {
-            let why = match other {
+            let why = match &other {
+                Ok(crate::mcp::Reply::Timeout) => format!("no response; {}", ctx.startup_advice()),
                 Ok(r) => r.describe(),
                 Err(e) => e.to_string(),
             };
-            let ev = evidence(&c.peer.events());
-            ctx.close(c).await;
-            Err(Finding::not_run(format!("initialize failed: {why}"), ev))
+            let (ev, tail) = ctx.close_explained(c).await;
+            Err(Finding::not_run(
+                format!("initialize failed: {why}{tail}"),
+                ev,
+            ))
         }
     }
 }

@@ -396,20 +396,26 @@ pub struct Timing {
     pub message: Duration,
     /// Window in which silence is expected (a notification must not be answered).
     pub silence: Duration,
-    /// Per-case deadline.
+    /// Per-case deadline. It starts once the case's sessions have started: the time each
+    /// session spent starting (spawn to first answer) is added to it.
     pub case: Duration,
+    /// Start-up deadline: from spawning a peer to its first answer of a session (the first
+    /// line it writes to stdout). Per-message deadlines start after it.
+    pub startup: Duration,
     /// Shutdown graces.
     pub grace: ShutdownGrace,
 }
 
 impl Timing {
-    /// Defaults scaled by `multiplier` (1.0 = message 5 s, silence 300 ms, case 30 s).
+    /// Defaults scaled by `multiplier` (1.0 = message 5 s, silence 300 ms, case 30 s,
+    /// start-up 30 s).
     pub fn scaled(multiplier: f64) -> Timing {
         let m = |ms: f64| Duration::from_millis((ms * multiplier.max(0.01)) as u64);
         Timing {
             message: m(5000.0),
             silence: m(300.0),
             case: m(30000.0),
+            startup: m(30000.0),
             grace: ShutdownGrace {
                 after_eof: m(2000.0),
                 after_term: m(1000.0),
@@ -440,6 +446,9 @@ pub struct MonitorInput<'a> {
 pub struct ServerFacts {
     /// `capabilities` from the initialize or discover result.
     pub capabilities: Value,
+    /// How long the era probe's peer took from spawn to its first answer, when measured: each
+    /// later session's start-up deadline is at least three times this.
+    pub started_in: Option<Duration>,
 }
 
 /// The context one case runs in.
@@ -459,6 +468,9 @@ pub struct Ctx {
     logs: Mutex<Vec<SessionLog>>,
     /// Logs of the sessions started and not yet closed, salvaged when a case is abandoned.
     live: Mutex<Vec<(u64, crate::peer::LogHandle)>>,
+    /// The start-up clocks of every session this case started: their start-up time extends
+    /// the case deadline ([`Ctx::within_deadline`]).
+    clocks: Mutex<Vec<crate::mcp::StartClock>>,
 }
 
 impl Ctx {
@@ -479,11 +491,27 @@ impl Ctx {
             case_id,
             logs: Mutex::new(Vec::new()),
             live: Mutex::new(Vec::new()),
+            clocks: Mutex::new(Vec::new()),
         }
     }
 
-    /// Starts a fresh peer with no handshake.
-    pub fn start_raw(&self) -> Result<Client, Finding> {
+    /// The start-up deadline of this case's sessions: the run's (`Timing::startup`), and at
+    /// least three times what the era probe measured.
+    pub fn startup_deadline(&self) -> Duration {
+        let measured = self.facts.started_in.map_or(Duration::ZERO, |d| d * 3);
+        self.timing.startup.max(measured)
+    }
+
+    /// Starts a fresh peer with no handshake. A process peer first waits for a place among the
+    /// process starts allowed at once ([`crate::mcp::start_gate`]) and holds it until its first
+    /// answer; until then its waits run to the start-up deadline.
+    pub async fn start_raw(&self) -> Result<Client, Finding> {
+        let gate = if self.target.http.is_none() {
+            crate::mcp::start_gate().acquire_owned().await.ok()
+        } else {
+            None
+        };
+        let clock = crate::mcp::StartClock::new(self.startup_deadline());
         let peer = self
             .target
             .start_peer(self.timing.case)
@@ -491,12 +519,54 @@ impl Ctx {
         if let (Some(pid), Ok(mut live)) = (peer.pid(), self.live.lock()) {
             live.push((u64::from(pid), peer.log_handle()));
         }
-        Ok(Client::new(
-            peer,
-            self.era,
-            &self.revision,
-            self.timing.message,
-        ))
+        if let Ok(mut clocks) = self.clocks.lock() {
+            clocks.push(clock.clone());
+        }
+        Ok(Client::new(peer, self.era, &self.revision, self.timing.message).starting(clock, gate))
+    }
+
+    /// Time this case's sessions have spent starting so far (each session's spawn to first
+    /// answer, or to now while it has not answered).
+    pub fn startup_spent(&self) -> Duration {
+        let now = std::time::Instant::now();
+        match self.clocks.lock() {
+            Ok(c) => c.iter().map(|k| k.spent(now)).sum(),
+            Err(p) => p.into_inner().iter().map(|k| k.spent(now)).sum(),
+        }
+    }
+
+    /// Runs `fut` within the case deadline, which starts after start-up: `Timing::case` plus
+    /// the time the case's sessions spent starting. `None` when the deadline passed first.
+    pub async fn within_deadline<F: Future>(&self, fut: F) -> Option<F::Output> {
+        let t0 = tokio::time::Instant::now();
+        tokio::pin!(fut);
+        loop {
+            let deadline = t0 + self.timing.case + self.startup_spent();
+            tokio::select! {
+                out = &mut fut => return Some(out),
+                _ = tokio::time::sleep_until(deadline) => {
+                    if tokio::time::Instant::now() >= t0 + self.timing.case + self.startup_spent() {
+                        return None;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Why a session could not start or answer, and what to try: the start-up deadline, the
+    /// era probe's measured start-up time, and `--timeout-multiplier` / `[timeouts] startup_ms`.
+    pub fn startup_advice(&self) -> String {
+        let measured = match self.facts.started_in {
+            Some(d) => format!(
+                "the era probe's server answered {} ms after it started",
+                d.as_millis()
+            ),
+            None => "the era probe measured no start-up time".to_string(),
+        };
+        format!(
+            "the start-up deadline was {} ms ({measured}); if the server needs longer to start, raise `--timeout-multiplier` or `[timeouts] startup_ms` in the target",
+            self.startup_deadline().as_millis()
+        )
     }
 
     /// Frames of the sessions still open (a case abandoned at its deadline): kept for the
@@ -520,14 +590,13 @@ impl Ctx {
     /// revision does not speak this one: the case is skipped); `server/discover` in the modern
     /// era (no answer within the deadline: the case is not run).
     pub async fn open(&self) -> Result<Client, Finding> {
-        let mut client = self.start_raw()?;
+        let mut client = self.start_raw().await?;
         if self.era == Era::Legacy {
             let reply = match client.initialize(&self.revision).await {
                 Ok(r) => r,
                 Err(e) => {
-                    let ev = evidence(&client.peer.events());
-                    self.close(client).await;
-                    return Err(Finding::not_run(format!("handshake failed: {e}"), ev));
+                    let (ev, why) = self.close_explained(client).await;
+                    return Err(Finding::not_run(format!("handshake failed: {e}{why}"), ev));
                 }
             };
             let got = reply
@@ -536,8 +605,7 @@ impl Ctx {
                 .and_then(Value::as_str)
                 .map(str::to_string);
             if got.as_deref() != Some(self.revision.as_str()) {
-                let ev = evidence(&client.peer.events());
-                self.close(client).await;
+                let (ev, why) = self.close_explained(client).await;
                 return Err(match got {
                     // The server does not speak this revision: the case does not apply.
                     Some(v) => Finding {
@@ -547,9 +615,7 @@ impl Ctx {
                         )),
                         evidence: ev,
                     },
-                    None => {
-                        Finding::not_run(format!("initialize failed: {}", reply.describe()), ev)
-                    }
+                    None => Finding::not_run(self.unopened("initialize", &reply, &why), ev),
                 });
             }
         } else {
@@ -558,24 +624,49 @@ impl Ctx {
             let reply = match client.discover().await {
                 Ok(r) => r,
                 Err(e) => {
-                    let ev = evidence(&client.peer.events());
-                    self.close(client).await;
-                    return Err(Finding::not_run(format!("server/discover failed: {e}"), ev));
+                    let (ev, why) = self.close_explained(client).await;
+                    return Err(Finding::not_run(
+                        format!("server/discover failed: {e}{why}"),
+                        ev,
+                    ));
                 }
             };
             if matches!(reply, Reply::Timeout | Reply::Eof) {
-                let ev = evidence(&client.peer.events());
-                self.close(client).await;
+                let (ev, why) = self.close_explained(client).await;
                 return Err(Finding::not_run(
-                    format!(
-                        "the session could not open: server/discover got {}",
-                        reply.describe()
-                    ),
+                    self.unopened("server/discover", &reply, &why),
                     ev,
                 ));
             }
         }
         Ok(client)
+    }
+
+    /// Why a session did not open: the handshake's reply, how the peer ended and, for a
+    /// missing answer, the start-up advice.
+    fn unopened(&self, method: &str, reply: &Reply, why: &str) -> String {
+        match reply {
+            Reply::Timeout => format!(
+                "the session could not open: {method} got no response{why}; {}",
+                self.startup_advice()
+            ),
+            Reply::Eof => format!(
+                "the session could not open: the server closed stdout before answering {method}{why}"
+            ),
+            Reply::Message(_) => format!(
+                "the session could not open: {method} was answered with {}{why}",
+                reply.describe()
+            ),
+        }
+    }
+
+    /// Closes a session ([`Ctx::close`]) and returns its evidence plus how the peer ended, as
+    /// `; it exited: …; its stderr: "…"` (empty when there is nothing to say).
+    pub async fn close_explained(&self, client: Client) -> (Vec<String>, String) {
+        let handle = client.peer.log_handle();
+        self.close(client).await;
+        let events = handle.events();
+        (evidence(&events), crate::run::stderr_and_exit(&events))
     }
 
     /// Shuts a session's peer down (the stdio sequence) and keeps its frames for monitors.

@@ -78,7 +78,7 @@ fn io_err(e: impl std::fmt::Display) -> Status {
 // ---------------------------------------------------------------------------------------------
 
 async fn protocol_version_integer(ctx: &Ctx) -> Finding {
-    let mut c = match acp::start(ctx) {
+    let mut c = match acp::start(ctx).await {
         Ok(c) => c,
         Err(f) => return f,
     };
@@ -111,7 +111,7 @@ async fn protocol_version_integer(ctx: &Ctx) -> Finding {
 
 /// One `initialize` at `version` on a fresh agent: the answered version, or why there is none.
 async fn negotiate(ctx: &Ctx, version: u64, ev: &mut Vec<String>) -> Result<u64, Status> {
-    let mut c = match acp::start(ctx) {
+    let mut c = match acp::start(ctx).await {
         Ok(c) => c,
         Err(f) => return Err(f.status),
     };

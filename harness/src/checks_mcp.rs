@@ -61,15 +61,64 @@ fn unanswered(what: &str, reply: &Reply) -> Status {
     }
 }
 
+/// How a server that stopped reading ended: `; it exited: exit status: 1; its stderr: …`
+/// (waiting up to 500 ms for the exit), or that it closed its stdin while still running.
+async fn how_it_ended(c: &mut Client) -> String {
+    let mut status = None;
+    for _ in 0..20 {
+        status = c.peer.try_exited();
+        if status.is_some() || c.peer.pid().is_none() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    let tail = crate::run::stderr_and_exit(&c.peer.events());
+    match status {
+        Some(st) if !tail.contains("it exited") => format!("; it exited: {st}{tail}"),
+        Some(_) => tail,
+        None if c.peer.pid().is_some() => {
+            format!("; it is still running but closed its stdin{tail}")
+        }
+        None => tail,
+    }
+}
+
+/// A write to the server failed mid-case (it exited, or closed its stdin): the check could not
+/// be judged. The message says how the server ended and quotes its stderr's last lines.
+async fn gone(c: &mut Client, e: crate::peer::PeerError) -> Status {
+    let why = how_it_ended(c).await;
+    Status::NotRun(format!(
+        "the server stopped reading mid-case, so the check could not be judged: {e}{why}"
+    ))
+}
+
 /// Sends the era's probe request and turns "not answered" into a violation message.
 async fn serving_or(ctx: &Ctx, c: &mut Client, what: &str) -> Option<Status> {
-    match ctx.still_serving(c).await {
-        Ok(true) => None,
-        Ok(false) => Some(violated(format!(
-            "after {what}, the server no longer answered `{}` with a result",
+    match c.request(ctx.probe_method(), json!({})).await {
+        Ok(r) if r.result().is_some() => None,
+        Ok(Reply::Timeout) => Some(Status::Timeout(format!(
+            "after {what}, `{}` got no response before the deadline",
             ctx.probe_method()
         ))),
-        Err(e) => Some(violated(format!("after {what}, {e}"))),
+        Ok(Reply::Eof) => {
+            let why = how_it_ended(c).await;
+            Some(violated(format!(
+                "after {what}, the server closed its stdout instead of answering `{}`{why}",
+                ctx.probe_method()
+            )))
+        }
+        Ok(r) => Some(violated(format!(
+            "after {what}, the server no longer answered `{}` with a result: {}",
+            ctx.probe_method(),
+            r.describe()
+        ))),
+        Err(e) => {
+            let why = how_it_ended(c).await;
+            Some(violated(format!(
+                "after {what}, the server stopped serving: `{}` could not be sent ({e}){why}",
+                ctx.probe_method()
+            )))
+        }
     }
 }
 
@@ -96,34 +145,40 @@ async fn id_echo_body(ctx: &Ctx, c: &mut Client) -> Status {
         (json!(9_007_199_254_740_993_u64), true),
     ];
     for (id, beyond_safe) in ids {
-        let reply = match c
-            .request_as(id.clone(), ctx.probe_method(), Some(probe_params(ctx)))
+        let msg = json!({"jsonrpc": "2.0", "id": id.clone(), "method": ctx.probe_method(),
+            "params": probe_params(ctx)});
+        if let Err(e) = c.peer.send_json(&msg).await {
+            return gone(c, e).await;
+        }
+        // Any response but the barrier's answers the probe: one with another id or type is
+        // the fault this check looks for.
+        let b = match c
+            .behind_barrier(ctx.probe_method(), |i| {
+                i.value().is_some_and(|v| {
+                    v.get("method").is_none()
+                        && (v.get("result").is_some() || v.get("error").is_some())
+                })
+            })
             .await
         {
-            Ok(r) => r,
-            Err(e) => return violated(e.to_string()),
+            Ok(b) => b,
+            Err(e) => return gone(c, e).await,
         };
-        if let Reply::Message(_) = reply {
-            continue;
-        }
-        // Look for a response that carried a different id or type.
-        let near: Vec<String> = c
-            .inbox
-            .iter()
-            .filter_map(|i| i.value())
-            .filter(|v| v.get("method").is_none())
-            .filter(|v| v.get("result").is_some() || v.get("error").is_some())
-            .map(|v| v.get("id").cloned().unwrap_or(Value::Null).to_string())
-            .collect();
-        let msg = format!(
-            "request id {id} was not echoed: {}{}",
-            reply.describe(),
-            if near.is_empty() {
-                String::new()
-            } else {
-                format!("; responses arrived with ids {}", near.join(", "))
-            }
-        );
+        let got = b.answer.as_ref().and_then(|a| a.value()).cloned();
+        let msg = match got {
+            Some(v) if v.get("id") == Some(&id) => continue,
+            Some(v) => format!(
+                "request id {id} was answered with id {}: {}",
+                v.get("id")
+                    .map_or("(no id member)".to_string(), Value::to_string),
+                crate::util::clip(&v.to_string(), 200)
+            ),
+            None if b.proves_unanswered() && beyond_safe => format!(
+                "request id {id} got no response with that id: {}",
+                b.describe()
+            ),
+            None => return no_reply(c, &format!("request id {id}"), &b).await,
+        };
         if beyond_safe {
             return Status::Advisory(format!(
                 "{msg} (an integer beyond 2^53 - 1: valid, but RFC 8259 §6 warns it is not interoperable)"
@@ -135,41 +190,89 @@ async fn id_echo_body(ctx: &Ctx, c: &mut Client) -> Status {
 }
 in_session!(id_echo, id_echo_body);
 
+/// The status of a probe that got no answer, as a wait behind a barrier found it: a fail
+/// under JSON-RPC 2.0 §5 ("the Server MUST reply with a Response") only when the barrier proves
+/// the server read the probe; `timeout` when nothing at all came; a broken rule when the server
+/// exited instead of answering.
+async fn no_reply(c: &mut Client, what: &str, b: &crate::mcp::Barrier) -> Status {
+    if b.proves_unanswered() {
+        return Status::Failed(format!(
+            "{what} got no response: {} (JSON-RPC 2.0 §5: the Server MUST reply with a Response)",
+            b.describe()
+        ));
+    }
+    if b.eof {
+        let why = how_it_ended(c).await;
+        return Status::Failed(format!(
+            "{what} got no response: the server closed its stdout instead of answering{why} (JSON-RPC 2.0 §5: the Server MUST reply with a Response)"
+        ));
+    }
+    Status::Timeout(format!("{what} got no response: {}", b.describe()))
+}
+
+/// Whether an inbound line answers a probe with `id`: a response (or error) with that id or a
+/// null one, or no `id` at all (an error response may leave it out from 2025-11-25), or a line
+/// that is not JSON-RPC (judged by the caller).
+fn answers_probe(inb: &crate::mcp::Inbound, ids: &[Value]) -> bool {
+    let Some(v) = inb.value() else {
+        return true;
+    };
+    if v.is_array() {
+        return true;
+    }
+    if v.get("method").is_some() || (v.get("result").is_none() && v.get("error").is_none()) {
+        return false;
+    }
+    match v.get("id") {
+        None | Some(Value::Null) => true,
+        Some(id) => ids.contains(id),
+    }
+}
+
 async fn parse_error_body(ctx: &Ctx, c: &mut Client) -> Status {
     for garbage in [
         &b"garbage\n"[..],
         &b"{\"jsonrpc\": \"2.0\", \"id\": 7,\n"[..],
     ] {
         if let Err(e) = c.send_raw(garbage).await {
-            return violated(e.to_string());
+            return gone(c, e).await;
         }
-        let msg = match c.next_response().await {
-            Ok(m) => m,
-            Err(e) => {
-                let how = match e {
-                    crate::peer::Recv::Eof => " (the server closed its stdout: it exited)",
-                    crate::peer::Recv::Timeout => " (nothing came before the deadline)",
-                    crate::peer::Recv::Line(_) => "",
-                };
-                return violated(format!(
-                    "no error response to the unparsable line {:?}{how}",
-                    String::from_utf8_lossy(garbage).trim_end()
-                ));
-            }
+        let what = format!(
+            "the unparsable line {:?}",
+            String::from_utf8_lossy(garbage).trim_end()
+        );
+        let b = match c
+            .behind_barrier(ctx.probe_method(), |i| answers_probe(i, &[json!(7)]))
+            .await
+        {
+            Ok(b) => b,
+            Err(e) => return gone(c, e).await,
+        };
+        let Some(msg) = &b.answer else {
+            return no_reply(c, &what, &b).await;
         };
         let Some(v) = msg.value() else {
-            return violated("the answer to a parse error is not JSON");
+            return violated(format!(
+                "the answer to {what} is not JSON: {}",
+                line_text(&msg.line)
+            ));
         };
         let Some(err) = v.get("error") else {
-            return violated(format!("expected an error response, got {v}"));
-        };
-        if v.get("id") != Some(&Value::Null) {
             return violated(format!(
-                "the parse-error response's id must be null, got {}",
-                v.get("id")
-                    .map(Value::to_string)
-                    .unwrap_or("(absent)".into())
+                "{what} was answered without an error: {}",
+                crate::util::clip(&v.to_string(), 200)
             ));
+        };
+        match v.get("id") {
+            Some(Value::Null) => {}
+            // From 2025-11-25 an error response may leave out an id it could not read.
+            None if id_optional_on_errors(&ctx.revision) => {}
+            other => {
+                return violated(format!(
+                    "the parse-error response's id must be null (JSON-RPC 2.0 §5: if there was an error in detecting the id, it MUST be Null), got {}",
+                    other.map_or("no id member".to_string(), Value::to_string)
+                ))
+            }
         }
         if err.get("code").and_then(Value::as_i64) != Some(-32700) {
             if let Some(s) = serving_or(ctx, c, "a parse error").await {
@@ -177,7 +280,8 @@ async fn parse_error_body(ctx: &Ctx, c: &mut Client) -> Status {
             }
             return Status::Advisory(format!(
                 "parse error answered with code {}, not -32700",
-                err.get("code").unwrap_or(&Value::Null)
+                err.get("code")
+                    .map_or("(no code)".to_string(), Value::to_string)
             ));
         }
     }
@@ -210,14 +314,23 @@ async fn invalid_request_body(ctx: &Ctx, c: &mut Client) -> Status {
     let mut advisory = None;
     for (msg, id, what) in cases {
         if let Err(e) = c.peer.send_json(&msg).await {
-            return violated(e.to_string());
+            return gone(c, e).await;
         }
-        let got = match c.next_response().await {
-            Ok(g) => g,
-            Err(_) => return violated(format!("no response to {what}")),
+        let b = match c
+            .behind_barrier(m, |i| answers_probe(i, std::slice::from_ref(&id)))
+            .await
+        {
+            Ok(b) => b,
+            Err(e) => return gone(c, e).await,
+        };
+        let Some(got) = &b.answer else {
+            return no_reply(c, what, &b).await;
         };
         let Some(v) = got.value() else {
-            return violated(format!("the answer to {what} is not JSON"));
+            return violated(format!(
+                "the answer to {what} is not JSON: {}",
+                line_text(&got.line)
+            ));
         };
         let rid = v.get("id").cloned().unwrap_or(Value::Null);
         if rid != id && rid != Value::Null {
@@ -249,7 +362,7 @@ in_session!(invalid_request, invalid_request_body);
 async fn unknown_method_body(ctx: &Ctx, c: &mut Client) -> Status {
     let reply = match c.request("parity/no-such-method", json!({})).await {
         Ok(r) => r,
-        Err(e) => return violated(e.to_string()),
+        Err(e) => return gone(c, e).await,
     };
     match reply.error_code() {
         Some(-32601) => serving_or(ctx, c, "an unknown method")
@@ -274,7 +387,7 @@ async fn notification_body(ctx: &Ctx, c: &mut Client) -> Status {
     ];
     for s in &sends {
         if let Err(e) = c.peer.send_json(s).await {
-            return violated(e.to_string());
+            return gone(c, e).await;
         }
     }
     let (got, _eof) = c.collect_for(ctx.timing.silence).await;
@@ -303,48 +416,87 @@ in_session!(notification_unanswered, notification_body);
 async fn version_negotiation(ctx: &Ctx) -> Finding {
     // The session at the case's revision already proved the echo of a supported version
     // (`Ctx::open` requires it); here an unsupported version must not be echoed.
-    let mut c = match ctx.start_raw() {
+    let mut c = match ctx.start_raw().await {
         Ok(c) => c,
         Err(f) => return f,
     };
     let first = match c.initialize(&ctx.revision).await {
         Ok(r) => r,
         Err(e) => {
-            let ev = evidence(&c.peer.events());
-            ctx.close(c).await;
-            return Finding::not_run(e.to_string(), ev);
+            let (ev, why) = ctx.close_explained(c).await;
+            return Finding::not_run(format!("{e}{why}"), ev);
         }
     };
-    let events = c.peer.events();
-    ctx.close(c).await;
+    let (ev, why) = ctx.close_explained(c).await;
     let echoed = first
         .result()
         .and_then(|r| r.get("protocolVersion"))
         .and_then(Value::as_str);
     if echoed != Some(ctx.revision.as_str()) {
-        return Finding::violated(
-            format!(
-                "initialize at supported revision {} was answered with {:?}",
-                ctx.revision, echoed
+        // No answer is no evidence against the rule: the era probe saw this revision echoed.
+        let msg = match (&first, echoed) {
+            (Reply::Timeout, _) => {
+                return Finding {
+                    status: Status::Timeout(format!(
+                        "initialize at {} got no response{why}; {}",
+                        ctx.revision,
+                        ctx.startup_advice()
+                    )),
+                    evidence: ev,
+                }
+            }
+            (Reply::Eof, _) => {
+                return Finding::not_run(
+                    format!(
+                        "the server closed stdout before answering initialize at {}{why}",
+                        ctx.revision
+                    ),
+                    ev,
+                )
+            }
+            (_, Some(v)) => format!(
+                "initialize at supported revision {} was answered with protocolVersion {v}",
+                ctx.revision
             ),
-            evidence(&events),
-        );
+            (r, None) => format!(
+                "initialize at supported revision {} was answered without a protocolVersion: {}",
+                ctx.revision,
+                r.describe()
+            ),
+        };
+        return Finding::violated(msg, ev);
     }
-    let mut c = match ctx.start_raw() {
+    let mut c = match ctx.start_raw().await {
         Ok(c) => c,
         Err(f) => return f,
     };
     let reply = match c.initialize("1999-01-01").await {
         Ok(r) => r,
         Err(e) => {
-            let ev = evidence(&c.peer.events());
-            ctx.close(c).await;
-            return Finding::violated(e.to_string(), ev);
+            let (ev, why) = ctx.close_explained(c).await;
+            return Finding::not_run(format!("{e}{why}"), ev);
         }
     };
-    let events = c.peer.events();
-    ctx.close(c).await;
-    let ev = evidence(&events);
+    let (ev, why) = ctx.close_explained(c).await;
+    match &reply {
+        Reply::Timeout => {
+            return Finding {
+                status: Status::Timeout(format!(
+                    "initialize at the unsupported version 1999-01-01 got no response{why}"
+                )),
+                evidence: ev,
+            }
+        }
+        Reply::Eof => {
+            return Finding {
+                status: Status::Failed(format!(
+                    "the server closed stdout instead of answering initialize at 1999-01-01{why} (JSON-RPC 2.0 §5: the Server MUST reply with a Response)"
+                )),
+                evidence: ev,
+            }
+        }
+        Reply::Message(_) => {}
+    }
     if let Some(v) = reply.result().and_then(|r| r.get("protocolVersion")) {
         return match v.as_str() {
             Some("1999-01-01") => Finding::violated(
@@ -378,7 +530,7 @@ async fn version_negotiation(ctx: &Ctx) -> Finding {
 async fn ping_body(_ctx: &Ctx, c: &mut Client) -> Status {
     let reply = match c.request("ping", json!({})).await {
         Ok(r) => r,
-        Err(e) => return violated(e.to_string()),
+        Err(e) => return gone(c, e).await,
     };
     match reply.result() {
         Some(Value::Object(o)) if o.keys().all(|k| k == "_meta") => Status::Pass,
@@ -445,7 +597,7 @@ async fn stdin_eof(ctx: &Ctx) -> Finding {
 async fn discover_body(ctx: &Ctx, c: &mut Client) -> Status {
     let reply = match c.discover().await {
         Ok(r) => r,
-        Err(e) => return violated(e.to_string()),
+        Err(e) => return gone(c, e).await,
     };
     let Some(result) = reply.result() else {
         return violated(format!(
@@ -489,10 +641,10 @@ async fn meta_required_body(ctx: &Ctx, c: &mut Client) -> Status {
     ];
     let mut advisory = None;
     for (params, what, no_meta) in attempts {
-        let id = c.fresh_id();
+        let id = json!(format!("{MALFORMED_ID}{}", c.fresh_id()));
         let reply = match c.request_as(id, method, Some(params)).await {
             Ok(r) => r,
-            Err(e) => return violated(e.to_string()),
+            Err(e) => return gone(c, e).await,
         };
         match reply.error_code() {
             Some(-32602) => {}
@@ -523,7 +675,7 @@ async fn unsupported_version_body(_ctx: &Ctx, c: &mut Client) -> Status {
     let params = json!({"_meta": {META_VERSION: "1999-01-01", META_CAPS: {}}});
     let reply = match c.request_as(id, "server/discover", Some(params)).await {
         Ok(r) => r,
-        Err(e) => return violated(e.to_string()),
+        Err(e) => return gone(c, e).await,
     };
     if reply.error_code() != Some(-32022) {
         return violated(format!(
@@ -620,7 +772,7 @@ async fn invalid_cursor_body(_ctx: &Ctx, c: &mut Client) -> Status {
         .await
     {
         Ok(r) => r,
-        Err(e) => return violated(e.to_string()),
+        Err(e) => return gone(c, e).await,
     };
     match reply.error_code() {
         Some(-32602) => Status::Pass,
@@ -698,7 +850,7 @@ async fn unknown_tool_body(ctx: &Ctx, c: &mut Client) -> Status {
         .await
     {
         Ok(r) => r,
-        Err(e) => return violated(e.to_string()),
+        Err(e) => return gone(c, e).await,
     };
     if let Some(code) = reply.error_code() {
         if code == -32603 || code == -32000 {
@@ -742,7 +894,7 @@ async fn invalid_arguments_body(ctx: &Ctx, c: &mut Client) -> Status {
         .await
     {
         Ok(r) => r,
-        Err(e) => return violated(e.to_string()),
+        Err(e) => return gone(c, e).await,
     };
     let sep1303 = !matches!(
         ctx.revision.as_str(),
@@ -782,11 +934,18 @@ fn batch_of_probes(ctx: &Ctx) -> Value {
 
 async fn batch_body(ctx: &Ctx, c: &mut Client) -> Status {
     if let Err(e) = c.peer.send_json(&batch_of_probes(ctx)).await {
-        return violated(e.to_string());
+        return gone(c, e).await;
     }
-    let got = match c.next_response().await {
-        Ok(g) => g,
-        Err(_) => return violated("no response to a batch of two requests"),
+    let batch_ids = [json!("batch-a"), json!("batch-b")];
+    let b = match c
+        .behind_barrier(ctx.probe_method(), |i| answers_probe(i, &batch_ids))
+        .await
+    {
+        Ok(b) => b,
+        Err(e) => return gone(c, e).await,
+    };
+    let Some(got) = b.answer.clone() else {
+        return no_reply(c, "a batch of two requests", &b).await;
     };
     let Some(Value::Array(items)) = got.value() else {
         // Answering each member on its own still receives the batch; JSON-RPC's "respond with
@@ -799,8 +958,13 @@ async fn batch_body(ctx: &Ctx, c: &mut Client) -> Status {
                 )
         };
         if got.value().is_some_and(served) {
-            let second = c.next_response().await.ok();
-            if second.as_ref().and_then(|g| g.value()).is_some_and(served) {
+            let first_id = got.value().and_then(|v| v.get("id")).cloned();
+            let second = c
+                .inbox
+                .iter()
+                .filter_map(|i| i.value())
+                .any(|v| served(v) && v.get("id").cloned() != first_id);
+            if second {
                 return Status::Advisory(
                     "the batch's requests were answered one by one instead of with one array"
                         .into(),
@@ -829,11 +993,32 @@ in_session!(batch, batch_body);
 
 async fn batch_rejected_body(ctx: &Ctx, c: &mut Client) -> Status {
     if let Err(e) = c.peer.send_json(&batch_of_probes(ctx)).await {
-        return violated(e.to_string());
+        return gone(c, e).await;
     }
-    let first = c.next_response().await.ok();
-    // The probe's answer comes after anything the batch produced.
-    let serving = serving_or(ctx, c, "a batch").await;
+    let batch_ids = [json!("batch-a"), json!("batch-b")];
+    let b = match c
+        .behind_barrier(ctx.probe_method(), |i| answers_probe(i, &batch_ids))
+        .await
+    {
+        Ok(b) => b,
+        Err(e) => return gone(c, e).await,
+    };
+    // The barrier is the probe that the server still serves after the batch.
+    let serving = if b.answered {
+        None
+    } else if b.eof {
+        let why = how_it_ended(c).await;
+        Some(violated(format!(
+            "after a batch, the server closed its stdout instead of answering `{}`{why}",
+            ctx.probe_method()
+        )))
+    } else {
+        Some(Status::Timeout(format!(
+            "after a batch, `{}` got no response before the deadline",
+            ctx.probe_method()
+        )))
+    };
+    let first = b.answer.clone();
     let mut got: Vec<Value> = first.iter().filter_map(|g| g.value().cloned()).collect();
     got.extend(c.inbox.iter().filter_map(|i| i.value().cloned()));
     if let Some(arr) = got.iter().find(|v| v.is_array()) {
@@ -843,7 +1028,6 @@ async fn batch_rejected_body(ctx: &Ctx, c: &mut Client) -> Status {
             crate::util::clip(&arr.to_string(), 200)
         ));
     }
-    let batch_ids = [json!("batch-a"), json!("batch-b")];
     if got
         .iter()
         .any(|v| v.get("result").is_some() && v.get("id").is_some_and(|id| batch_ids.contains(id)))
@@ -877,7 +1061,7 @@ async fn cancellation_body(ctx: &Ctx, c: &mut Client) -> Status {
     let req = json!({"jsonrpc": "2.0", "id": 0, "method": method, "params": params});
     let sent = std::time::Instant::now();
     if let Err(e) = c.peer.send_json(&req).await {
-        return violated(e.to_string());
+        return gone(c, e).await;
     }
     if ctx.target.slow_call.is_some() {
         // Let the call get under way; a call answered already is not slow at all.
@@ -896,7 +1080,7 @@ async fn cancellation_body(ctx: &Ctx, c: &mut Client) -> Status {
     let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
         "params": {"requestId": 0, "reason": "parity cancellation check"}});
     if let Err(e) = c.peer.send_json(&cancel).await {
-        return violated(e.to_string());
+        return gone(c, e).await;
     }
     if let Some(s) = serving_or(ctx, c, "cancelling request 0").await {
         return s;
@@ -1011,6 +1195,15 @@ pub(crate) fn stdout_purity_for(input: &MonitorInput, acp: bool) -> Finding {
         let c = classify(&l.bytes);
         let ok = match &c.kind {
             Kind::Request | Kind::Notification | Kind::Response | Kind::Error => true,
+            // From 2025-11-25 the schema's JSONRPCErrorResponse no longer requires `id`: an
+            // error response to a request whose id could not be read may leave it out.
+            Kind::Invalid(_)
+                if !acp
+                    && id_optional_on_errors(input.revision)
+                    && c.value.as_ref().is_some_and(idless_error) =>
+            {
+                true
+            }
             Kind::Batch => acp || input.revision == "2025-03-26",
             Kind::Invalid(_) => {
                 acp && serde_json::from_slice::<Value>(&l.bytes).is_ok_and(|v| {
@@ -1041,6 +1234,26 @@ pub(crate) fn stdout_purity_for(input: &MonitorInput, acp: bool) -> Finding {
         return Finding::advisory(unjudged[0].clone(), unjudged);
     }
     monitor_result(problems)
+}
+
+/// Whether `revision`'s schema lets an error response leave out `id` (2025-11-25 and later:
+/// `JSONRPCErrorResponse` requires only `jsonrpc` and `error`).
+pub(crate) fn id_optional_on_errors(revision: &str) -> bool {
+    revision >= "2025-11-25"
+}
+
+/// Whether `v` is an error response without an `id` member that would be a valid error
+/// response with one (`jsonrpc` "2.0", an `error` with an integer `code` and a string `message`).
+pub(crate) fn idless_error(v: &Value) -> bool {
+    let Some(o) = v.as_object() else {
+        return false;
+    };
+    if o.contains_key("id") || o.contains_key("result") || o.contains_key("method") {
+        return false;
+    }
+    let mut with_id = o.clone();
+    with_id.insert("id".into(), Value::Null);
+    crate::wire::classify_value(&Value::Object(with_id)) == Kind::Error
 }
 
 pub(crate) fn newline_delimited(input: &MonitorInput) -> Finding {
@@ -1185,7 +1398,7 @@ pub(crate) fn result_xor_error(input: &MonitorInput) -> Finding {
     for s in input.sessions {
         for v in s2c_messages(s) {
             let Some(o) = v.as_object() else { continue };
-            if o.contains_key("method") {
+            if o.contains_key("method") || answers_malformed(&v) {
                 continue;
             }
             let r = o.contains_key("result");
@@ -1226,7 +1439,11 @@ fn message_schema(input: &MonitorInput) -> Finding {
                 .and_then(|id| methods.get(&id.to_string()))
                 .map(String::as_str)
                 .unwrap_or("");
-            for p in validate::validate_result(method, result, input.revision) {
+            // `resultType` is judged by `mcp.modern.result-type`, under its own sentence.
+            for p in validate::validate_result(method, result, input.revision)
+                .into_iter()
+                .filter(|p| !p.starts_with("result.resultType"))
+            {
                 problems.push(format!("[{}] {method} result: {p}", s.case));
             }
         }
@@ -1234,17 +1451,31 @@ fn message_schema(input: &MonitorInput) -> Finding {
     monitor_result(problems)
 }
 
+/// The id prefix of the deliberately malformed requests of `mcp.modern.meta-required`: their
+/// answers are judged by that check alone, never again by the shape monitors.
+pub(crate) const MALFORMED_ID: &str = "parity-malformed-";
+
+/// Whether `v` answers one of the deliberately malformed requests ([`MALFORMED_ID`]).
+fn answers_malformed(v: &Value) -> bool {
+    v.get("id")
+        .and_then(Value::as_str)
+        .is_some_and(|id| id.starts_with(MALFORMED_ID))
+}
+
 fn result_type(input: &MonitorInput) -> Finding {
     let mut problems = Vec::new();
     for s in input.sessions {
         for v in s2c_messages(s) {
+            if answers_malformed(&v) {
+                continue;
+            }
             if let Some(r) = v.get("result") {
-                match r.get("resultType").and_then(Value::as_str) {
-                    Some("complete") | Some("input_required") => {}
+                match r.get("resultType") {
+                    Some(Value::String(t)) if t == "complete" || t == "input_required" => {}
                     other => problems.push(format!(
-                        "[{}] a result has resultType {:?}: {}",
+                        "[{}] a result has {}: {}",
                         s.case,
-                        other,
+                        other.map_or("no resultType".to_string(), |t| format!("resultType {t}")),
                         crate::util::clip(&v.to_string(), 160)
                     )),
                 }
@@ -1331,10 +1562,10 @@ pub fn catalogue() -> Vec<Check> {
         },
         Check {
             id: "mcp.base.message-schema",
-            requirement: "Every result and error the server sends has the shape its revision's schema gives (initialize, ping, server/discover, tools/list, tools/call, error objects).",
+            requirement: "Every result and error the server sends has the shape its revision's schema gives (initialize, ping, server/discover, tools/list, tools/call, error objects); `resultType` is left to mcp.modern.result-type.",
             level: Level::Must,
-            quote: "Error codes MUST be integers.",
-            section: "basic#responses",
+            quote: "result: This member is REQUIRED on success. The value of this member is determined by the method invoked on the Server. … code: A Number that indicates the error type that occurred. This MUST be an integer.",
+            section: "jsonrpc-2.0#response_object",
             revs: Revs::All,
             capability: None,
             kind: CheckKind::Monitor(message_schema),
@@ -1371,9 +1602,9 @@ pub fn catalogue() -> Vec<Check> {
         },
         Check {
             id: "mcp.base.parse-error",
-            requirement: "An unparsable line is answered with error -32700 and id null, and the server keeps serving.",
+            requirement: "An unparsable line is answered with an error response (-32700; id null, or from 2025-11-25 no id), and the server keeps serving; no answer is a fail only when the server answered a request sent after the line.",
             level: Level::Must,
-            quote: "If there was an error in detecting the id in the Request object (e.g. Parse error/Invalid Request), it MUST be Null.",
+            quote: "When a rpc call is made, the Server MUST reply with a Response, except for in the case of Notifications.",
             section: "jsonrpc-2.0#response_object",
             revs: Revs::All,
             capability: None,
@@ -1383,8 +1614,8 @@ pub fn catalogue() -> Vec<Check> {
             id: "mcp.base.invalid-request",
             requirement: "Requests without `jsonrpc`, with id null, or with non-structured params get an error response (-32600 or -32602), and the server keeps serving.",
             level: Level::Must,
-            quote: "When a rpc call encounters an error, the Response Object MUST contain the error member with a value that is a Object with the following members:",
-            section: "jsonrpc-2.0#error_object",
+            quote: "When a rpc call is made, the Server MUST reply with a Response, except for in the case of Notifications.",
+            section: "jsonrpc-2.0#response_object",
             revs: Revs::All,
             capability: None,
             kind: active!(invalid_request),

@@ -1054,6 +1054,9 @@ async fn cmd_run(args: RunArgs) -> i32 {
     if let Some(ms) = target.silence_ms {
         timing.silence = scale(ms);
     }
+    if let Some(ms) = target.startup_ms {
+        timing.startup = scale(ms);
+    }
     // --- scenarios (crate::scenario): shipped + --scenarios, malformed → exit 2 ---
     let scenarios = match crate::scenario::load_all(&args.scenarios) {
         Ok(s) => s,
@@ -1510,6 +1513,7 @@ async fn run_facade_profile(
 /// Appends one profile's report to the run's.
 fn merge(into: &mut crate::run::RunReport, r: crate::run::RunReport) {
     into.eras.extend(r.eras);
+    into.startup_ms.extend(r.startup_ms);
     into.notes.extend(r.notes);
     into.cases.extend(r.cases);
     into.seed = into.seed.or(r.seed);
@@ -1558,6 +1562,7 @@ async fn run_equivalence(
         stale: Vec::new(),
         partition: None,
         could_not_run: Vec::new(),
+        startup_ms: Default::default(),
     })
 }
 

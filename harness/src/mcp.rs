@@ -166,6 +166,112 @@ pub struct Client {
     /// wraps its messages is still understood; the monitors judge the batch). Off for MCP,
     /// whose batch checks need the array.
     pub unwrap_batches: bool,
+    /// The start-up phase of this session (see [`StartClock`]).
+    pub clock: StartClock,
+    /// A place among the process starts allowed at once ([`start_gate`]), held from spawn to
+    /// the first answer.
+    gate: Option<tokio::sync::OwnedSemaphorePermit>,
+    /// The server was seen answering a probe after the barrier request sent behind it: barriers
+    /// cannot decide for it, so later waits behind one run to the deadline.
+    pub out_of_order: bool,
+    /// How long to wait for a late probe answer once its barrier was answered.
+    pub barrier_window: Duration,
+}
+
+/// What a wait behind a barrier found ([`Client::behind_barrier`]).
+#[derive(Debug)]
+pub struct Barrier {
+    /// The probe's answer, when one came.
+    pub answer: Option<Inbound>,
+    /// The id of the barrier request.
+    pub id: Value,
+    /// The barrier request was answered (with a result or an error): the server read
+    /// everything sent before it.
+    pub answered: bool,
+    /// The server closed stdout.
+    pub eof: bool,
+    /// The probe's answer came after the barrier's.
+    pub late: bool,
+}
+
+impl Barrier {
+    /// The probe got no answer although the server answered the barrier request sent after
+    /// it (and the silence window after that passed): proof it read the probe and chose not
+    /// to answer. False when the server answers out of order (the wait then ran to its
+    /// deadline instead).
+    pub fn proves_unanswered(&self) -> bool {
+        self.answer.is_none() && self.answered
+    }
+
+    /// A short account for messages: how the barrier request fared.
+    pub fn describe(&self) -> String {
+        match (self.answered, self.eof) {
+            (true, _) => format!(
+                "the server answered the request sent after it (id {}), so it read it and did not reply",
+                self.id
+            ),
+            (false, true) => "the server closed its stdout".to_string(),
+            (false, false) => format!(
+                "nothing came before the deadline, not even an answer to the request sent after it (id {})",
+                self.id
+            ),
+        }
+    }
+}
+
+/// When a session's peer was spawned and when it first answered: the start-up phase.
+///
+/// Until the peer writes its first stdout line, waits run to the start-up deadline
+/// (`Timing::startup` from spawn) rather than to the per-message deadline; the time spent
+/// starting is added to the case deadline ([`crate::check::Ctx`]). Cloning shares the
+/// first-answer instant.
+#[derive(Debug, Clone)]
+pub struct StartClock {
+    /// When the peer was spawned.
+    pub spawned: Instant,
+    /// Start-up deadline, measured from `spawned`.
+    pub startup: Duration,
+    /// When the first stdout line arrived (set once).
+    pub first: std::sync::Arc<std::sync::OnceLock<Instant>>,
+}
+
+impl StartClock {
+    /// A clock started now with no start-up phase beyond `startup`.
+    pub fn new(startup: Duration) -> StartClock {
+        StartClock {
+            spawned: Instant::now(),
+            startup,
+            first: std::sync::Arc::new(std::sync::OnceLock::new()),
+        }
+    }
+
+    /// How long the peer took from spawn to its first stdout line, once it wrote one.
+    pub fn took(&self) -> Option<Duration> {
+        self.first
+            .get()
+            .map(|f| f.saturating_duration_since(self.spawned))
+    }
+
+    /// Time spent in the start-up phase as of `now`: spawn to the first answer, or to `now`
+    /// while none came; never more than the start-up deadline.
+    pub fn spent(&self, now: Instant) -> Duration {
+        let end = self.first.get().copied().unwrap_or(now);
+        end.saturating_duration_since(self.spawned)
+            .min(self.startup)
+    }
+}
+
+/// The semaphore that bounds how many peer processes may be starting at once (spawned and not
+/// yet answered): the machine's available parallelism, so a run with `--jobs 8` on a 2-core
+/// machine does not starve its own servers of CPU while they import.
+pub fn start_gate() -> std::sync::Arc<tokio::sync::Semaphore> {
+    static GATE: std::sync::OnceLock<std::sync::Arc<tokio::sync::Semaphore>> =
+        std::sync::OnceLock::new();
+    GATE.get_or_init(|| {
+        let n = std::thread::available_parallelism().map_or(2, |n| n.get());
+        std::sync::Arc::new(tokio::sync::Semaphore::new(n.max(1)))
+    })
+    .clone()
 }
 
 /// The client info parity sends (`initialize.clientInfo`, `_meta` clientInfo).
@@ -198,7 +304,101 @@ impl Client {
             deferred: Vec::new(),
             answer: answer_server_request,
             unwrap_batches: false,
+            clock: StartClock::new(Duration::ZERO),
+            gate: None,
+            out_of_order: false,
+            barrier_window: Duration::from_millis(300),
         }
+    }
+
+    /// Sends a barrier request behind a probe that may get no answer, and waits for the
+    /// probe's answer (the first message `is_answer` accepts) and for the barrier's.
+    ///
+    /// The barrier is the era's request every server answers (`method`, with this client's
+    /// `_meta` in the modern era; a fresh id). Once it is answered, the wait for the probe
+    /// ends after `barrier_window` of silence: a server that answered a later request read
+    /// the probe. A server seen answering a probe after its barrier is marked
+    /// [`Client::out_of_order`], and later waits run to the per-message deadline. Messages
+    /// that are neither go to the inbox.
+    ///
+    /// Errors: writing the barrier failed (the peer stopped reading).
+    pub async fn behind_barrier(
+        &mut self,
+        method: &str,
+        is_answer: impl Fn(&Inbound) -> bool,
+    ) -> Result<Barrier, PeerError> {
+        let id = json!(format!("parity-barrier-{}", self.next_id));
+        self.next_id += 1;
+        let params = self.with_meta(json!({}));
+        let msg = json!({"jsonrpc": "2.0", "id": id.clone(), "method": method, "params": params});
+        self.peer.send_json(&msg).await?;
+        let mut out = Barrier {
+            answer: None,
+            id: id.clone(),
+            answered: false,
+            eof: false,
+            late: false,
+        };
+        let mut deadline = Instant::now() + self.timeout;
+        loop {
+            match self.next_inbound(deadline).await {
+                Ok(inb) => {
+                    let is_barrier = inb.value().is_some_and(|v| {
+                        v.get("method").is_none()
+                            && v.get("id") == Some(&id)
+                            && (v.get("result").is_some() || v.get("error").is_some())
+                    });
+                    if is_barrier {
+                        out.answered = true;
+                        if out.answer.is_some() {
+                            return Ok(out);
+                        }
+                        if !self.out_of_order {
+                            deadline = Instant::now() + self.barrier_window;
+                        }
+                        continue;
+                    }
+                    if out.answer.is_none() && is_answer(&inb) {
+                        if out.answered {
+                            out.late = true;
+                            self.out_of_order = true;
+                        }
+                        out.answer = Some(inb);
+                        if out.answered {
+                            return Ok(out);
+                        }
+                        continue;
+                    }
+                    self.stash(inb);
+                }
+                Err(Recv::Eof) => {
+                    out.eof = true;
+                    return Ok(out);
+                }
+                Err(_) => return Ok(out),
+            }
+        }
+    }
+
+    /// The same client with a start-up phase: until the first answer, waits run to
+    /// `clock.spawned + clock.startup`, and `gate` (a place at [`start_gate`]) is held.
+    pub fn starting(
+        mut self,
+        clock: StartClock,
+        gate: Option<tokio::sync::OwnedSemaphorePermit>,
+    ) -> Client {
+        self.clock = clock;
+        self.gate = gate;
+        self
+    }
+
+    /// The deadline of a wait that would end at `deadline`: while the peer has not answered
+    /// yet, not before the end of its start-up phase.
+    fn startup_deadline(&self, deadline: Instant) -> Instant {
+        if self.clock.first.get().is_some() {
+            return deadline;
+        }
+        deadline.max(self.clock.spawned + self.clock.startup)
     }
 
     /// Keeps a message that was not the awaited one; past [`MAX_INBOX`] messages the oldest
@@ -289,7 +489,19 @@ impl Client {
     /// Receives one message until `deadline`, answering server requests on the way.
     /// `None` on EOF or timeout (see the `Recv` in the second element).
     pub async fn next_inbound(&mut self, deadline: Instant) -> Result<Inbound, Recv> {
-        match self.peer.recv(deadline).await {
+        let deadline = self.startup_deadline(deadline);
+        self.next_inbound_until(deadline).await
+    }
+
+    /// [`Client::next_inbound`] without the start-up extension (silence windows).
+    async fn next_inbound_until(&mut self, deadline: Instant) -> Result<Inbound, Recv> {
+        let got = self.peer.recv(deadline).await;
+        if !matches!(got, Recv::Timeout) && self.clock.first.get().is_none() {
+            // The first answer (or the end of stdout) ends the start-up phase.
+            let _ = self.clock.first.set(Instant::now());
+            self.gate = None;
+        }
+        match got {
             Recv::Line(line) => {
                 let mut class = classify(&line.bytes);
                 let (mut value, mut strict_is_value) = self.tolerant(&line, &mut class);
@@ -436,7 +648,7 @@ impl Client {
         let deadline = Instant::now() + window;
         let mut got = Vec::new();
         loop {
-            match self.next_inbound(deadline).await {
+            match self.next_inbound_until(deadline).await {
                 Ok(inb) => got.push(inb),
                 Err(Recv::Eof) => return (got, true),
                 Err(_) => return (got, false),
@@ -512,6 +724,22 @@ pub struct EraSupport {
     pub supported_versions: Vec<String>,
     /// How the decision was made, for the report.
     pub notes: Vec<String>,
+    /// Milliseconds from spawning the legacy probe's peer to its `initialize` answer (stdio
+    /// only, when it answered).
+    pub legacy_startup_ms: Option<u64>,
+    /// Milliseconds from spawning the modern probe's peer to its `server/discover` answer
+    /// (stdio only, when it answered).
+    pub modern_startup_ms: Option<u64>,
+}
+
+impl EraSupport {
+    /// The longer of the two measured start-up times: later sessions' start-up deadlines are at
+    /// least three times this.
+    pub fn started_in(&self) -> Option<Duration> {
+        self.legacy_startup_ms
+            .max(self.modern_startup_ms)
+            .map(Duration::from_millis)
+    }
 }
 
 /// Classifies a `server/discover` reply per the 2026-07-28 backward-compatibility rule: a

@@ -70,6 +70,7 @@ pub fn to_json(report: &RunReport, baseline: Option<&std::path::Path>) -> Value 
         "target": report.target,
         "eras": report.eras,
         "notes": report.notes,
+        "startup_ms": report.startup_ms,
         "seed": report.seed,
         "partition": report.partition,
         "baseline": baseline.map(|p| p.display().to_string()),

@@ -21,6 +21,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
+/// How the message of a case that a `--fail-fast` run never started begins: such a case is
+/// `not-run` but does not make the run exit 3.
+pub const FAIL_FAST_NOT_STARTED: &str = "not started: --fail-fast stopped the run";
+
 /// Which eras to check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum EraSel {
@@ -130,9 +134,7 @@ impl RunControl {
         N: FnOnce(String) -> CaseResult,
     {
         if let Some(by) = self.stopped_by() {
-            let r = not_run(format!(
-                "not started: --fail-fast stopped the run after {by} failed"
-            ));
+            let r = not_run(format!("{FAIL_FAST_NOT_STARTED} after {by} failed"));
             self.finished(&r);
             return r;
         }
@@ -299,6 +301,9 @@ pub struct RunReport {
     /// handshake, or `--filter`/`--skip` kept no case in any shard. Any reason means exit 3,
     /// even in a `--partition` run; reporters show each one (JUnit as an `<error>` case).
     pub could_not_run: Vec<String>,
+    /// Measured start-up per era (`legacy`, `modern`, `acp`): milliseconds from spawning the
+    /// era probe's peer to its first answer (stdio surfaces only).
+    pub startup_ms: std::collections::BTreeMap<String, u64>,
 }
 
 impl RunReport {
@@ -339,10 +344,28 @@ impl RunReport {
     pub fn expected_failures(&self) -> usize {
         self.cases.iter().filter(|c| c.expected.is_some()).count()
     }
-    /// The exit code of DESIGN.md: 0 all as expected, 1 an unexpected failure or timeout or a
-    /// stale baseline entry, 3 nothing executed (except a `--partition` shard with no case, or
-    /// only skipped ones: 0).
+    /// Cases that could not run (`not-run`) and that no baseline entry lists, leaving out the
+    /// cases a `--fail-fast` run never started: coverage this run silently lost.
+    pub fn unexpected_not_run(&self) -> usize {
+        self.cases
+            .iter()
+            .filter(|c| {
+                c.verdict == Verdict::NotRun
+                    && c.expected.is_none()
+                    && !c.message.starts_with(FAIL_FAST_NOT_STARTED)
+            })
+            .count()
+    }
+
+    /// The exit code of DESIGN.md, in order: 1 an unexpected failure or timeout, or a stale
+    /// baseline entry; otherwise 3 when the run could not happen (a surface did not start,
+    /// nothing executed — except a `--partition` shard with no case, or only skipped ones: 0)
+    /// or a case was `not-run` without a baseline entry listing it (cases `--fail-fast` never
+    /// started aside); otherwise 0.
     pub fn exit_code(&self) -> i32 {
+        if self.unexpected_failures() > 0 || !self.stale.is_empty() {
+            return 1;
+        }
         if !self.could_not_run.is_empty() {
             return 3;
         }
@@ -351,14 +374,10 @@ impl RunReport {
         if self.partition.is_some() && self.cases.iter().all(|c| c.verdict == Verdict::Skip) {
             return 0;
         }
-        if self.executed() == 0 {
+        if self.executed() == 0 || self.unexpected_not_run() > 0 {
             return 3;
         }
-        if self.unexpected_failures() > 0 || !self.stale.is_empty() {
-            1
-        } else {
-            0
-        }
+        0
     }
 }
 
@@ -408,18 +427,24 @@ pub async fn detect_eras(target: &McpTarget, timing: Timing) -> (EraSupport, Val
     }
     let modern = async {
         let mut notes = Vec::new();
+        let mut took: Option<std::time::Duration> = None;
         // A spawn failure is reported once, by the legacy probe below.
         let reply = match &target.http {
             // Over HTTP the answer to the probe's POST settles it, even an HTTP error whose
             // JSON-RPC error carries no id: no need to wait out the deadline for id 1.
             Some(url) => Ok(http_discover(url, timing.message).await),
             None => {
+                let gate = crate::mcp::start_gate().acquire_owned().await.ok();
+                let clock = crate::mcp::StartClock::new(timing.startup);
                 let Ok(peer) = target.start_peer(timing.case) else {
-                    return (false, Vec::new(), Value::Null, Vec::new());
+                    return (false, Vec::new(), Value::Null, Vec::new(), None);
                 };
-                let mut c = Client::new(peer, Era::Modern, MODERN_REVISION, timing.message);
+                let mut c = Client::new(peer, Era::Modern, MODERN_REVISION, timing.message)
+                    .starting(clock.clone(), gate);
                 let reply = c.discover().await;
                 let _ = c.peer.shutdown(timing.grace).await;
+                let answered = matches!(&reply, Ok(crate::mcp::Reply::Message(_)));
+                took = clock.took().filter(|_| answered);
                 reply
             }
         };
@@ -452,20 +477,38 @@ pub async fn detect_eras(target: &McpTarget, timing: Timing) -> (EraSupport, Val
                 (false, Vec::new(), Value::Null)
             }
         };
-        (is_modern, versions, caps, notes)
+        (is_modern, versions, caps, notes, took)
     };
     let legacy = async {
+        let gate = if target.http.is_none() {
+            crate::mcp::start_gate().acquire_owned().await.ok()
+        } else {
+            None
+        };
+        let clock = crate::mcp::StartClock::new(timing.startup);
         let peer = match target.start_peer(timing.case) {
             Ok(p) => p,
-            Err(e) => return (None, Value::Null, e.to_string()),
+            Err(e) => return (None, Value::Null, e.to_string(), None),
         };
-        let mut c = Client::new(peer, Era::Legacy, "2025-11-25", timing.message);
+        let mut c = Client::new(peer, Era::Legacy, "2025-11-25", timing.message)
+            .starting(clock.clone(), gate);
         let id = c.fresh_id();
         let reply = c
             .request_as(id, "initialize", Some(initialize_params("2025-11-25")))
             .await;
         let _ = c.peer.shutdown(timing.grace).await;
+        let took = match &reply {
+            Ok(crate::mcp::Reply::Message(_)) if target.http.is_none() => clock.took(),
+            _ => None,
+        };
         let tail = stderr_and_exit(&c.peer.events());
+        let advice = match &reply {
+            Ok(crate::mcp::Reply::Timeout) => format!(
+                "; no answer within the {} ms start-up deadline: if the server needs longer to start, raise `--timeout-multiplier` or `[timeouts] startup_ms` in the target",
+                timing.startup.as_millis()
+            ),
+            _ => String::new(),
+        };
         match reply {
             Ok(r) => {
                 let v = r
@@ -485,12 +528,18 @@ pub async fn detect_eras(target: &McpTarget, timing: Timing) -> (EraSupport, Val
                     v,
                     caps,
                     format!(
-                        "initialize probe: {}{tail}",
+                        "initialize probe: {}{tail}{advice}",
                         crate::util::clip(&r.describe(), 160)
                     ),
+                    took,
                 )
             }
-            Err(e) => (None, Value::Null, format!("initialize probe: {e}{tail}")),
+            Err(e) => (
+                None,
+                Value::Null,
+                format!("initialize probe: {e}{tail}"),
+                None,
+            ),
         }
     };
     // Each probe is bounded by the case deadline: a peer that floods requests and never reads
@@ -504,6 +553,7 @@ pub async fn detect_eras(target: &McpTarget, timing: Timing) -> (EraSupport, Val
                     Vec::new(),
                     Value::Null,
                     vec!["server/discover probe: the probe ran past the case deadline".to_string()],
+                    None,
                 )
             })
     };
@@ -515,17 +565,33 @@ pub async fn detect_eras(target: &McpTarget, timing: Timing) -> (EraSupport, Val
                     None,
                     Value::Null,
                     "initialize probe: the probe ran past the case deadline".to_string(),
+                    None,
                 )
             })
     };
-    let ((is_modern, versions, mcaps, mut notes), (legacy_rev, lcaps, lnote)) =
+    let ((is_modern, versions, mcaps, mut notes, mtook), (legacy_rev, lcaps, lnote, ltook)) =
         tokio::join!(modern, legacy);
     notes.push(lnote);
+    let ms = |d: Option<std::time::Duration>| d.map(|d| d.as_millis() as u64);
+    let (legacy_ms, modern_ms) = (
+        ms(ltook).filter(|_| legacy_rev.is_some()),
+        ms(mtook).filter(|_| is_modern),
+    );
+    for (what, v) in [("initialize", legacy_ms), ("server/discover", modern_ms)] {
+        if let Some(v) = v {
+            notes.push(format!(
+                "start-up: the server answered its first {what} {v} ms after it was started (later sessions' start-up deadline: at least {} ms)",
+                v.saturating_mul(3).max(timing.startup.as_millis() as u64)
+            ));
+        }
+    }
     let support = EraSupport {
         legacy: legacy_rev,
         modern: is_modern,
         supported_versions: versions,
         notes,
+        legacy_startup_ms: legacy_ms,
+        modern_startup_ms: modern_ms,
     };
     let out = (support, lcaps, mcaps);
     if let Ok(mut c) = era_cache().lock() {
@@ -673,7 +739,10 @@ pub async fn run_mcp_with_scenarios(
 
     let mut era_runs = Vec::new();
     for (era, rev, caps) in era_plans {
-        let facts = Arc::new(ServerFacts { capabilities: caps });
+        let facts = Arc::new(ServerFacts {
+            capabilities: caps,
+            started_in: support.started_in(),
+        });
         let mut planned: Vec<Planned> = Vec::new();
         for check in &catalogue {
             if check.revs.contains(&rev) {
@@ -744,16 +813,21 @@ pub async fn run_mcp_with_scenarios(
     for (_, r) in per_era {
         results.extend(r);
     }
+    let mut startup_ms = std::collections::BTreeMap::new();
+    if let (Some(v), true) = (support.legacy_startup_ms, eras.contains_key("legacy")) {
+        startup_ms.insert("legacy".to_string(), v);
+    }
+    if let (Some(v), true) = (support.modern_startup_ms, eras.contains_key("modern")) {
+        startup_ms.insert("modern".to_string(), v);
+    }
     Ok(RunReport {
         target: target.name.clone(),
         eras,
         notes,
         cases: results,
         duration_ms: started.elapsed().as_millis() as u64,
-        seed: None,
-        stale: Vec::new(),
-        partition: None,
-        could_not_run: Vec::new(),
+        startup_ms,
+        ..RunReport::default()
     })
 }
 
@@ -803,7 +877,7 @@ async fn run_era(
                 facts,
                 format!("monitor-session#{rev}"),
             );
-            if let Ok(true) = tokio::time::timeout(timing.case, monitor_fn(&ctx)).await {
+            if let Some(true) = ctx.within_deadline(monitor_fn(&ctx)).await {
                 monitor_opened.store(true, std::sync::atomic::Ordering::SeqCst);
             }
             if let Ok(mut l) = logs.lock() {
@@ -912,7 +986,7 @@ async fn run_active(
                 )))
             } else {
                 match p.check.kind {
-                    CheckKind::Active(f) => tokio::time::timeout(timing.case, f(&ctx)).await.ok(),
+                    CheckKind::Active(f) => ctx.within_deadline(f(&ctx)).await,
                     CheckKind::Monitor(_)
                     | CheckKind::Facade(_)
                     | CheckKind::Hygiene(_)
@@ -1141,8 +1215,10 @@ pub async fn run_acp(target: McpTarget, opts: &RunOptions) -> Result<RunReport, 
         "acp-probe".into(),
     );
     let probe = tokio::time::timeout(opts.timing.case, crate::acp::open(&probe_ctx)).await;
+    let mut acp_startup = None;
     let caps = match probe {
         Ok(Ok((c, init))) => {
+            acp_startup = c.clock.took().filter(|_| c.peer.pid().is_some());
             probe_ctx.close(c).await;
             eras.insert("acp".to_string(), crate::acp::REVISION.to_string());
             init.get("agentCapabilities")
@@ -1178,6 +1254,7 @@ pub async fn run_acp(target: McpTarget, opts: &RunOptions) -> Result<RunReport, 
             stale: Vec::new(),
             partition: None,
             could_not_run: Vec::new(),
+            startup_ms: Default::default(),
         });
     }
     let planned: Vec<Planned> = crate::checks_acp::catalogue()
@@ -1191,7 +1268,19 @@ pub async fn run_acp(target: McpTarget, opts: &RunOptions) -> Result<RunReport, 
                 .selects(&case_id(crate::acp::BINDING, p.check.id, &p.revision))
         })
         .collect();
-    let facts = Arc::new(ServerFacts { capabilities: caps });
+    let facts = Arc::new(ServerFacts {
+        capabilities: caps,
+        started_in: acp_startup,
+    });
+    let mut startup_ms = std::collections::BTreeMap::new();
+    if let Some(d) = acp_startup {
+        let ms = d.as_millis() as u64;
+        startup_ms.insert("acp".to_string(), ms);
+        notes.push(format!(
+            "start-up: the agent answered its first initialize {ms} ms after it was started (later sessions' start-up deadline: at least {} ms)",
+            ms.saturating_mul(3).max(opts.timing.startup.as_millis() as u64)
+        ));
+    }
     let sem = Arc::new(tokio::sync::Semaphore::new(opts.jobs.max(1)));
     opts.control.planned(planned.len());
     let cases = run_era(
@@ -1214,5 +1303,6 @@ pub async fn run_acp(target: McpTarget, opts: &RunOptions) -> Result<RunReport, 
         stale: Vec::new(),
         partition: None,
         could_not_run: Vec::new(),
+        startup_ms,
     })
 }

@@ -1369,11 +1369,11 @@ fn walk(exp: &Value, act: Option<&Value>, path: &mut String, out: &mut Vec<Strin
 /// deadline).
 pub async fn run_case_timed(ctx: &Ctx, scenario: &Scenario) -> CaseResult {
     let t0 = Instant::now();
-    let finding = tokio::time::timeout(ctx.timing.case, run_case(ctx, scenario)).await;
+    let finding = ctx.within_deadline(run_case(ctx, scenario)).await;
     let ms = t0.elapsed().as_millis() as u64;
     match finding {
-        Ok(f) => case_result(scenario, &ctx.revision, f, ms),
-        Err(_) => {
+        Some(f) => case_result(scenario, &ctx.revision, f, ms),
+        None => {
             let ev = ctx.salvage();
             let mut r = case_result(scenario, &ctx.revision, Finding::pass(ev), ms);
             r.verdict = Verdict::Timeout;
@@ -1438,7 +1438,7 @@ pub async fn run_case(ctx: &Ctx, scenario: &Scenario) -> Finding {
     }
     let opened = match scenario.session {
         SessionMode::Initialized => ctx.open().await,
-        SessionMode::Raw => ctx.start_raw(),
+        SessionMode::Raw => ctx.start_raw().await,
     };
     let mut client = match opened {
         Ok(c) => c,
@@ -1468,7 +1468,7 @@ pub async fn run_case(ctx: &Ctx, scenario: &Scenario) -> Finding {
 /// Replays a transcript against a fresh server process and compares (crate::replay); every
 /// difference is a violation, listed with its diff in the evidence.
 async fn run_replay(ctx: &Ctx, r: &Replay) -> Finding {
-    let mut client = match ctx.start_raw() {
+    let mut client = match ctx.start_raw().await {
         Ok(c) => c,
         Err(f) => return f,
     };

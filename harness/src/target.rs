@@ -8,10 +8,11 @@
 //! name = "realm"
 //! profiles = ["mcp", "acp", "equivalence"]   # default: every profile its surfaces allow
 //!
-//! [timeouts]                  # milliseconds; defaults 5000 / 30000 / 300
+//! [timeouts]                  # milliseconds; defaults 5000 / 30000 / 300 / 30000
 //! message_ms = 5000
 //! case_ms = 30000
 //! silence_ms = 300
+//! startup_ms = 30000          # spawn to a session's first answer
 //!
 //! [surfaces.mcp]
 //! command = "node dist/mcp.js"
@@ -202,6 +203,7 @@ struct RawTimeouts {
     message_ms: Option<Spanned<u64>>,
     case_ms: Option<Spanned<u64>>,
     silence_ms: Option<Spanned<u64>>,
+    startup_ms: Option<Spanned<u64>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -343,6 +345,8 @@ pub struct Target {
     pub case_ms: Option<u64>,
     /// Silence window override, milliseconds.
     pub silence_ms: Option<u64>,
+    /// Start-up deadline override (spawn to a session's first answer), milliseconds.
+    pub startup_ms: Option<u64>,
     /// The MCP stdio surface.
     pub mcp: Option<McpSurface>,
     /// The ACP surface.
@@ -537,6 +541,7 @@ pub fn parse(file: &str, text: &str) -> Result<Target, TargetError> {
         message_ms: positive(&raw.timeouts.message_ms, "timeouts.message_ms")?,
         case_ms: positive(&raw.timeouts.case_ms, "timeouts.case_ms")?,
         silence_ms: positive(&raw.timeouts.silence_ms, "timeouts.silence_ms")?,
+        startup_ms: positive(&raw.timeouts.startup_ms, "timeouts.startup_ms")?,
         ..Target::default()
     };
     for p in raw.profiles.iter().flatten() {
