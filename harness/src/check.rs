@@ -451,6 +451,9 @@ pub struct ServerFacts {
     pub started_in: Option<Duration>,
 }
 
+/// How long an ordinary session's close waits after stdin EOF before SIGTERM ([`Ctx::close`]).
+pub const CLOSE_AFTER_EOF: Duration = Duration::from_millis(300);
+
 /// The context one case runs in.
 pub struct Ctx {
     /// The target.
@@ -471,6 +474,41 @@ pub struct Ctx {
     /// The start-up clocks of every session this case started: their start-up time extends
     /// the case deadline ([`Ctx::within_deadline`]).
     clocks: Mutex<Vec<crate::mcp::StartClock>>,
+    /// The shared session this case's [`Ctx::open`] leases, when the check shares one.
+    pool: Option<Arc<SessionPool>>,
+}
+
+/// One session shared by the checks that do not break it, per binding and revision (the design
+/// card's rule). [`Ctx::open`] of a context with a pool leases the session (opening it the first
+/// time, or again when the last lease left it dead), and [`Ctx::close`] hands it back; the era
+/// runner closes it at the end with [`SessionPool::drain`], so monitors judge its frames.
+#[derive(Default)]
+pub struct SessionPool {
+    client: Mutex<Option<Client>>,
+}
+
+impl SessionPool {
+    fn take(&self) -> Option<Client> {
+        match self.client.lock() {
+            Ok(mut g) => g.take(),
+            Err(p) => p.into_inner().take(),
+        }
+    }
+
+    fn put(&self, c: Client) {
+        match self.client.lock() {
+            Ok(mut g) => *g = Some(c),
+            Err(p) => *p.into_inner() = Some(c),
+        }
+    }
+
+    /// Shuts the shared session down (if one is open) and keeps its frames in `ctx`.
+    pub async fn drain(&self, ctx: &Ctx) {
+        if let Some(mut c) = self.take() {
+            c.pooled = false;
+            ctx.close(c).await;
+        }
+    }
 }
 
 impl Ctx {
@@ -492,7 +530,19 @@ impl Ctx {
             logs: Mutex::new(Vec::new()),
             live: Mutex::new(Vec::new()),
             clocks: Mutex::new(Vec::new()),
+            pool: None,
         }
+    }
+
+    /// The same context, leasing `pool`'s shared session in [`Ctx::open`].
+    pub fn with_pool(mut self, pool: Arc<SessionPool>) -> Ctx {
+        self.pool = Some(pool);
+        self
+    }
+
+    /// Whether this case runs in a shared session.
+    pub fn shares_session(&self) -> bool {
+        self.pool.is_some()
     }
 
     /// The start-up deadline of this case's sessions: the run's (`Timing::startup`), and at
@@ -590,6 +640,28 @@ impl Ctx {
     /// revision does not speak this one: the case is skipped); `server/discover` in the modern
     /// era (no answer within the deadline: the case is not run).
     pub async fn open(&self) -> Result<Client, Finding> {
+        let Some(pool) = &self.pool else {
+            return self.open_fresh().await;
+        };
+        if let Some(mut c) = pool.take() {
+            if c.peer.is_open() {
+                c.lease();
+                if let (Some(pid), Ok(mut live)) = (c.peer.pid(), self.live.lock()) {
+                    live.push((u64::from(pid), c.peer.log_handle()));
+                }
+                return Ok(c);
+            }
+            // The last lease left the session dead: its frames go to the monitors.
+            c.pooled = false;
+            self.close(c).await;
+        }
+        let mut c = self.open_fresh().await?;
+        c.pooled = true;
+        Ok(c)
+    }
+
+    /// [`Ctx::open`] on a fresh peer, whether or not the case shares a session.
+    async fn open_fresh(&self) -> Result<Client, Finding> {
         let mut client = self.start_raw().await?;
         if self.era == Era::Legacy {
             let reply = match client.initialize(&self.revision).await {
@@ -670,11 +742,26 @@ impl Ctx {
     }
 
     /// Shuts a session's peer down (the stdio sequence) and keeps its frames for monitors.
+    ///
+    /// Only `mcp.lifecycle.stdin-eof` judges how a server ends, and it runs the sequence with
+    /// the full graces itself; every other session waits at most [`CLOSE_AFTER_EOF`] (scaled
+    /// like the graces) after closing stdin before SIGTERM, so a server that ignores EOF does
+    /// not cost each case two seconds.
     pub async fn close(&self, mut client: Client) -> ShutdownReport {
         if let (Some(pid), Ok(mut live)) = (client.peer.pid(), self.live.lock()) {
             live.retain(|(p, _)| *p != u64::from(pid));
         }
-        let report = client.peer.shutdown(self.timing.grace).await;
+        if client.pooled {
+            if let Some(pool) = &self.pool {
+                pool.put(client);
+                return ShutdownReport::default();
+            }
+        }
+        let grace = ShutdownGrace {
+            after_eof: self.timing.grace.after_eof.min(CLOSE_AFTER_EOF),
+            after_term: self.timing.grace.after_term,
+        };
+        let report = client.peer.shutdown(grace).await;
         self.keep(client.peer.events());
         report
     }

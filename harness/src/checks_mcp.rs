@@ -16,6 +16,31 @@ use std::collections::{HashMap, HashSet};
 /// The binding these checks run on.
 pub const BINDING: &str = "mcp-stdio";
 
+/// The active checks that leave their session as they found it (well-formed requests and
+/// notifications only): they share one session per binding and revision
+/// ([`crate::check::SessionPool`]). Every other check (garbage, invalid requests, batches,
+/// EOF, its own handshakes, cancellation) gets fresh peers.
+pub const SHARES_SESSION: &[&str] = &[
+    "mcp.base.id-echo",
+    "mcp.base.unknown-method",
+    "mcp.base.notification-unanswered",
+    "mcp.base.ping",
+    "mcp.modern.discover",
+    "mcp.modern.meta-required",
+    "mcp.modern.unsupported-version",
+    "mcp.tools.pagination",
+    "mcp.tools.invalid-cursor",
+    "mcp.tools.input-schema",
+    "mcp.tools.name-format",
+    "mcp.tools.unknown-tool",
+    "mcp.tools.invalid-arguments",
+];
+
+/// Whether the check `id` runs in its binding's shared session ([`SHARES_SESSION`]).
+pub fn shares_session(id: &str) -> bool {
+    SHARES_SESSION.contains(&id)
+}
+
 macro_rules! active {
     ($f:ident) => {{
         fn wrapper(ctx: &Ctx) -> crate::check::BoxFinding<'_> {
@@ -35,7 +60,7 @@ macro_rules! in_session {
                 Err(f) => return f,
             };
             let status = $body(ctx, &mut c).await;
-            let events = c.peer.events();
+            let events = c.session_events();
             ctx.close(c).await;
             Finding {
                 status,

@@ -176,6 +176,11 @@ pub struct Client {
     pub out_of_order: bool,
     /// How long to wait for a late probe answer once its barrier was answered.
     pub barrier_window: Duration,
+    /// The session belongs to a shared pool (`crate::check::SessionPool`): closing it hands
+    /// it back instead of shutting it down.
+    pub pooled: bool,
+    /// The index of the first frame of the current lease of a shared session.
+    pub lease_mark: usize,
 }
 
 /// What a wait behind a barrier found ([`Client::behind_barrier`]).
@@ -308,7 +313,22 @@ impl Client {
             gate: None,
             out_of_order: false,
             barrier_window: Duration::from_millis(300),
+            pooled: false,
+            lease_mark: 0,
         }
+    }
+
+    /// Starts a new lease of a shared session: what the previous check left in the inbox is
+    /// dropped, and [`Client::session_events`] starts from here.
+    pub fn lease(&mut self) {
+        self.inbox.clear();
+        self.server_requests.clear();
+        self.lease_mark = self.peer.event_count();
+    }
+
+    /// The frames of this lease (every frame, for a session that is not shared).
+    pub fn session_events(&self) -> Vec<crate::wire::WireEvent> {
+        self.peer.events_from(self.lease_mark)
     }
 
     /// Sends a barrier request behind a probe that may get no answer, and waits for the

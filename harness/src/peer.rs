@@ -621,6 +621,25 @@ impl Peer {
         lock(&self.log).clone()
     }
 
+    /// How many frames the log holds so far.
+    pub fn event_count(&self) -> usize {
+        lock(&self.log).len()
+    }
+
+    /// The frames from index `from` on (all of them for 0).
+    pub fn events_from(&self, from: usize) -> Vec<WireEvent> {
+        lock(&self.log)
+            .get(from..)
+            .map(<[WireEvent]>::to_vec)
+            .unwrap_or_default()
+    }
+
+    /// Whether the session can still be used: stdin open, stdout not at its end, and the
+    /// process (if any) still running.
+    pub fn is_open(&mut self) -> bool {
+        self.stdin.is_some() && !self.stdout_eof && self.try_exited().is_none()
+    }
+
     /// Total stderr bytes the peer wrote (including those not kept).
     pub fn stderr_bytes(&self) -> u64 {
         self.stderr_total.load(Ordering::Relaxed)

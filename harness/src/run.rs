@@ -738,6 +738,7 @@ pub async fn run_mcp_with_scenarios(
     }
 
     let mut era_runs = Vec::new();
+    let mut reference_note = false;
     for (era, rev, caps) in era_plans {
         let facts = Arc::new(ServerFacts {
             capabilities: caps,
@@ -763,9 +764,21 @@ pub async fn run_mcp_with_scenarios(
         }
         planned.retain(|p| selected(&case_id(binding, p.check.id, &p.revision)));
         // --- scenarios (crate::scenario): one case per scenario of this era ---
+        // Scenarios written for the bundled reference (`targets: [reference]`) are not planned
+        // against other targets at all: one note says so, instead of a skip per scenario.
+        let left_out = scenarios
+            .iter()
+            .filter(|s| s.runs_in(era) && s.reference_only && !target.reference)
+            .count();
+        if left_out > 0 && !reference_note {
+            reference_note = true;
+            notes.push(format!(
+                "{left_out} shipped scenario(s) run only against the bundled reference (targets: [reference]) and were not planned"
+            ));
+        }
         let scenario_cases: Vec<(Arc<crate::scenario::Scenario>, String)> = scenarios
             .iter()
-            .filter(|s| s.runs_in(era))
+            .filter(|s| s.runs_in(era) && (target.reference || !s.reference_only))
             .filter(|s| selected(&crate::scenario::case_id(s, &rev)))
             .map(|s| (s.clone(), rev.clone()))
             .collect();
@@ -855,8 +868,75 @@ async fn run_era(
         .cloned()
         .partition(|p| matches!(p.check.kind, CheckKind::Monitor(_)));
     let monitor_opened = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    // Monitors get one session of their own per revision.
-    let mut monitor_revs: Vec<String> = monitors.iter().map(|p| p.revision.clone()).collect();
+    // Checks that do not break their session share one per revision (docs/architecture.md).
+    let (shared, actives): (Vec<Planned>, Vec<Planned>) = actives
+        .into_iter()
+        .partition(|p| crate::checks_mcp::shares_session(p.check.id));
+    let mut shared_revs: Vec<String> = shared.iter().map(|p| p.revision.clone()).collect();
+    shared_revs.sort();
+    shared_revs.dedup();
+    for rev in &shared_revs {
+        let group: Vec<Planned> = shared
+            .iter()
+            .filter(|p| &p.revision == rev)
+            .cloned()
+            .collect();
+        let (target, facts, sem) = (target.clone(), facts.clone(), sem.clone());
+        let (logs, control, opened) = (logs.clone(), control.clone(), monitor_opened.clone());
+        let rev = rev.clone();
+        handles.push(tokio::spawn(async move {
+            let _permit = sem.acquire().await;
+            let pool = Arc::new(crate::check::SessionPool::default());
+            let mut out = Vec::new();
+            for p in &group {
+                let attempt = || async {
+                    let in_shared = run_active(
+                        &target,
+                        &facts,
+                        binding,
+                        p,
+                        timing,
+                        &logs,
+                        Some(pool.clone()),
+                    )
+                    .await;
+                    if !matches!(in_shared.verdict, Verdict::Fail | Verdict::Warn) {
+                        return in_shared;
+                    }
+                    // Isolation: a failure in the shared session is judged again alone.
+                    let alone = run_active(&target, &facts, binding, p, timing, &logs, None).await;
+                    confirm_alone(in_shared, alone)
+                };
+                let not_run = |why: String| {
+                    to_result(
+                        binding,
+                        &p.check,
+                        &p.revision,
+                        Finding::not_run(why, Vec::new()),
+                        0,
+                    )
+                };
+                out.push(control.run_case(attempt, not_run).await);
+            }
+            // The shared session is also the monitors' session of this revision.
+            let ctx = Ctx::new(target, &rev, timing, facts, format!("shared-session#{rev}"));
+            pool.drain(&ctx).await;
+            let sessions = ctx.take_logs();
+            if !sessions.is_empty() {
+                opened.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+            if let Ok(mut l) = logs.lock() {
+                l.entry(rev).or_default().extend(sessions);
+            }
+            out
+        }));
+    }
+    // Monitors get one session of their own per revision without a shared one.
+    let mut monitor_revs: Vec<String> = monitors
+        .iter()
+        .map(|p| p.revision.clone())
+        .filter(|r| !shared_revs.contains(r))
+        .collect();
     monitor_revs.dedup();
     for rev in monitor_revs {
         let target = target.clone();
@@ -868,7 +948,7 @@ async fn run_era(
         handles.push(tokio::spawn(async move {
             let _permit = sem.acquire().await;
             if control.stopped_by().is_some() {
-                return None;
+                return Vec::new();
             }
             let ctx = Ctx::new(
                 target,
@@ -883,7 +963,7 @@ async fn run_era(
             if let Ok(mut l) = logs.lock() {
                 l.entry(rev.clone()).or_default().extend(ctx.take_logs());
             }
-            None
+            Vec::new()
         }));
     }
     // --- scenarios (crate::scenario): active cases; their sessions feed the monitors ---
@@ -915,7 +995,7 @@ async fn run_era(
             let not_run = |why: String| {
                 crate::scenario::case_result(&scenario, &rev, Finding::not_run(why, Vec::new()), 0)
             };
-            Some(control.run_case(attempt, not_run).await)
+            vec![control.run_case(attempt, not_run).await]
         }));
     }
     let mut actives = actives;
@@ -930,9 +1010,9 @@ async fn run_era(
         handles.push(tokio::spawn(async move {
             let _permit = sem.acquire().await;
             let CheckKind::Active(_) = p.check.kind else {
-                return None;
+                return Vec::new();
             };
-            let attempt = || run_active(&target, &facts, binding, &p, timing, &logs);
+            let attempt = || run_active(&target, &facts, binding, &p, timing, &logs, None);
             let not_run = |why: String| {
                 to_result(
                     binding,
@@ -942,7 +1022,7 @@ async fn run_era(
                     0,
                 )
             };
-            Some(control.run_case(attempt, not_run).await)
+            vec![control.run_case(attempt, not_run).await]
         }));
     }
     finish_era(
@@ -958,8 +1038,54 @@ async fn run_era(
     .await
 }
 
-/// One attempt of an active case: fresh peers, the check within the case deadline (or a skip
-/// when the server did not declare the check's capability); its sessions go to `logs`.
+/// The verdict of a check that failed (or warned) in a shared session, judged again alone in a
+/// fresh session: the same verdict is confirmed; a pass alone makes it a warning that names the
+/// shared session, with both exchanges as evidence; a run alone that could not judge leaves the
+/// shared verdict, saying so.
+fn confirm_alone(shared: CaseResult, alone: CaseResult) -> CaseResult {
+    match alone.verdict {
+        v if v == shared.verdict => CaseResult {
+            message: format!("{} (confirmed alone, in a fresh session)", alone.message),
+            ..alone
+        },
+        Verdict::Pass | Verdict::Flaky => {
+            let mut evidence = shared.evidence.clone();
+            evidence.push("--- the same check alone, in a fresh session, passed:".into());
+            evidence.extend(alone.evidence);
+            CaseResult {
+                verdict: Verdict::Warn,
+                message: format!(
+                    "fails only after earlier requests in the same session: {}",
+                    shared.message
+                ),
+                evidence,
+                ..shared
+            }
+        }
+        Verdict::Fail | Verdict::Warn => CaseResult {
+            message: format!(
+                "{} (alone, in a fresh session; in the shared session it was {}: {})",
+                alone.message,
+                shared.verdict.as_str(),
+                shared.message
+            ),
+            ..alone
+        },
+        Verdict::Skip | Verdict::NotRun | Verdict::Timeout => CaseResult {
+            message: format!(
+                "{} (in the shared session; alone, in a fresh session, it was {}: {})",
+                shared.message,
+                alone.verdict.as_str(),
+                alone.message
+            ),
+            ..shared
+        },
+    }
+}
+
+/// One attempt of an active case: its check within the case deadline (or a skip when the server
+/// did not declare the check's capability), in fresh peers or, with `pool`, leasing the shared
+/// session; its sessions go to `logs`.
 async fn run_active(
     target: &Arc<McpTarget>,
     facts: &Arc<ServerFacts>,
@@ -967,17 +1093,21 @@ async fn run_active(
     p: &Planned,
     timing: Timing,
     logs: &Mutex<HashMap<String, Vec<SessionLog>>>,
+    pool: Option<Arc<crate::check::SessionPool>>,
 ) -> CaseResult {
     {
         {
             let id = case_id(binding, p.check.id, &p.revision);
-            let ctx = Ctx::new(
+            let mut ctx = Ctx::new(
                 target.clone(),
                 &p.revision,
                 timing,
                 facts.clone(),
                 id.clone(),
             );
+            if let Some(pool) = pool {
+                ctx = ctx.with_pool(pool);
+            }
             let t0 = Instant::now();
             let finding = if p.check.capability.is_some_and(|cap| !ctx.declares(cap)) {
                 Some(Finding::skip(format!(
@@ -1028,7 +1158,7 @@ async fn finish_era(
     binding: &'static str,
     planned: &[Planned],
     monitors: &[Planned],
-    handles: Vec<tokio::task::JoinHandle<Option<CaseResult>>>,
+    handles: Vec<tokio::task::JoinHandle<Vec<CaseResult>>>,
     logs: Arc<Mutex<HashMap<String, Vec<SessionLog>>>>,
     monitor_opened: &std::sync::atomic::AtomicBool,
     scenario_ids: Vec<String>,
@@ -1036,8 +1166,10 @@ async fn finish_era(
 ) -> Vec<CaseResult> {
     let mut by_id: HashMap<String, CaseResult> = HashMap::new();
     for h in handles {
-        if let Ok(Some(r)) = h.await {
-            by_id.insert(r.id.clone(), r);
+        if let Ok(rs) = h.await {
+            for r in rs {
+                by_id.insert(r.id.clone(), r);
+            }
         }
     }
     let all_logs = match logs.lock() {
