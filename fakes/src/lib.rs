@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 
 mod acp_zoo;
+mod benign;
 mod dispatcher_zoo;
 mod facade;
 mod http_zoo;
@@ -23,6 +24,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::mpsc;
 
 pub use acp_zoo::acp_catalogue;
+pub use benign::{benign_catalogue, SLOW_START_MS};
 pub use dispatcher_zoo::{dispatcher_catalogue, find_dispatcher_fault, DispatcherFault};
 pub use facade::{facade_catalogue, find_facade_fault, FacadeFault};
 pub use http_zoo::{find_http_fault, http_catalogue, serve_http_fault, HttpFault};
@@ -100,6 +102,24 @@ pub struct FaultInfo {
     pub trips: &'static [&'static str],
     /// Builds a fresh instance.
     pub make: fn() -> Box<dyn Fault>,
+}
+
+/// One benign peer: the reference MCP server answering in a correct but unusual way
+/// (`fakes/src/benign.rs`). Served by `parity fake <name>` like the faults.
+pub struct BenignInfo {
+    /// Name used by `parity fake <name>` (always starts with `benign-`).
+    pub name: &'static str,
+    /// How it differs from the reference, in one sentence.
+    pub description: &'static str,
+    /// Check ids it must pass: any fail or warn there is a false verdict of parity's.
+    pub passes: &'static [&'static str],
+    /// Builds a fresh instance.
+    pub make: fn() -> Box<dyn Fault>,
+}
+
+/// Looks a benign MCP peer up by name.
+pub fn find_benign(name: &str) -> Option<&'static BenignInfo> {
+    benign_catalogue().iter().find(|f| f.name == name)
 }
 
 /// Looks an MCP fault up by name.

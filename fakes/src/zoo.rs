@@ -188,6 +188,18 @@ impl Fault for GarbageExits {
     }
 }
 
+/// Drops every line that does not parse, answering nothing and serving on (as the TypeScript
+/// SDK's stdio transport does): a parse error never gets its response.
+struct GarbageIgnored;
+impl Fault for GarbageIgnored {
+    fn on_input(&mut self, line: &[u8], io: &mut Io) -> Flow {
+        if parse(line).is_some() {
+            io.to_server.push(line.to_vec());
+        }
+        Flow::Continue
+    }
+}
+
 /// Like [`GarbageExits`], but only once per marker file: when `PARITY_FAKE_ONCE` names a path,
 /// the first process to see an unparsable line creates the file (exclusively) and exits; every
 /// later one answers like the reference. Without the variable it always exits. It makes a case
@@ -754,6 +766,12 @@ pub fn catalogue() -> &'static [FaultInfo] {
                 "exits when a line does not parse (B06)",
                 ["mcp.base.parse-error"],
                 || Box::new(GarbageExits)
+            ),
+            fault!(
+                "garbage-ignored",
+                "drops a line that does not parse without answering, and serves on",
+                ["mcp.base.parse-error"],
+                || Box::new(GarbageIgnored)
             ),
             fault!(
                 "garbage-exits-once",

@@ -556,23 +556,28 @@ impl Ctx {
     /// process starts allowed at once ([`crate::mcp::start_gate`]) and holds it until its first
     /// answer; until then its waits run to the start-up deadline.
     pub async fn start_raw(&self) -> Result<Client, Finding> {
+        // The clock starts before the gate: waiting for a place is not the case's time either.
+        let clock = crate::mcp::StartClock::queued(self.startup_deadline());
+        if let Ok(mut clocks) = self.clocks.lock() {
+            clocks.push(clock.clone());
+        }
         let gate = if self.target.http.is_none() {
             crate::mcp::start_gate().acquire_owned().await.ok()
         } else {
             None
         };
-        let clock = crate::mcp::StartClock::new(self.startup_deadline());
-        let peer = self
-            .target
-            .start_peer(self.timing.case)
-            .map_err(|e| Finding::not_run(e.to_string(), Vec::new()))?;
+        clock.mark_spawned();
+        let peer = self.target.start_peer(self.timing.case).map_err(|e| {
+            let _ = clock.first.set(std::time::Instant::now());
+            Finding::not_run(e.to_string(), Vec::new())
+        })?;
         if let (Some(pid), Ok(mut live)) = (peer.pid(), self.live.lock()) {
             live.push((u64::from(pid), peer.log_handle()));
         }
-        if let Ok(mut clocks) = self.clocks.lock() {
-            clocks.push(clock.clone());
-        }
-        Ok(Client::new(peer, self.era, &self.revision, self.timing.message).starting(clock, gate))
+        let mut client =
+            Client::new(peer, self.era, &self.revision, self.timing.message).starting(clock, gate);
+        client.barrier_window = self.timing.silence;
+        Ok(client)
     }
 
     /// Time this case's sessions have spent starting so far (each session's spawn to first

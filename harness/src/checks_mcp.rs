@@ -1822,3 +1822,88 @@ pub fn catalogue() -> Vec<Check> {
 pub fn find(id: &str) -> Option<Check> {
     catalogue().into_iter().find(|c| c.id == id)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::{Frame, Line, WireEvent};
+
+    fn session(lines: &[&str]) -> Vec<SessionLog> {
+        let events = lines
+            .iter()
+            .map(|l| WireEvent {
+                dir: Dir::S2c,
+                t: std::time::Duration::ZERO,
+                frame: Frame::Line(Line {
+                    bytes: l.as_bytes().to_vec(),
+                    len: l.len() as u64,
+                    over_cap: false,
+                    sha256: None,
+                    terminated: true,
+                    elided: false,
+                }),
+            })
+            .collect();
+        vec![SessionLog {
+            case: "t".into(),
+            events,
+        }]
+    }
+
+    #[test]
+    fn an_error_response_without_id_is_a_message_from_2025_11_25_only() {
+        let s = session(&[r#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error"}}"#]);
+        let at = |revision| {
+            stdout_purity(&MonitorInput {
+                revision,
+                sessions: &s,
+            })
+            .status
+        };
+        assert_eq!(at("2025-11-25"), Status::Pass);
+        assert_eq!(at("2026-07-28"), Status::Pass);
+        assert!(matches!(at("2025-06-18"), Status::Violated(_)));
+        // A result without id stays invalid in every revision.
+        let s = session(&[r#"{"jsonrpc":"2.0","result":{}}"#]);
+        let status = stdout_purity(&MonitorInput {
+            revision: "2026-07-28",
+            sessions: &s,
+        })
+        .status;
+        assert!(matches!(status, Status::Violated(_)), "{status:?}");
+    }
+
+    #[test]
+    fn the_malformed_probes_answers_are_left_to_their_check() {
+        // A result without resultType answering a malformed request is not judged again.
+        let s = session(&[r#"{"jsonrpc":"2.0","id":"parity-malformed-3","result":{"tools":[]}}"#]);
+        let input = MonitorInput {
+            revision: "2026-07-28",
+            sessions: &s,
+        };
+        assert_eq!(result_type(&input).status, Status::Pass);
+        assert_eq!(message_schema(&input).status, Status::Pass);
+        // The same answer to an ordinary request is, and says so without Debug output.
+        let s = session(&[r#"{"jsonrpc":"2.0","id":3,"result":{"tools":[]}}"#]);
+        let f = result_type(&MonitorInput {
+            revision: "2026-07-28",
+            sessions: &s,
+        });
+        let Status::Violated(msg) = f.status else {
+            panic!("expected a violation");
+        };
+        assert!(msg.contains("no resultType"), "{msg}");
+        assert!(!msg.contains("None"), "{msg}");
+    }
+
+    #[test]
+    fn quotes_of_checks_judging_a_missing_answer_say_the_server_must_reply() {
+        for id in ["mcp.base.parse-error", "mcp.base.invalid-request"] {
+            let c = find(id).map(|c| c.quote).unwrap_or_default();
+            assert!(
+                c.contains("the Server MUST reply with a Response"),
+                "{id}: {c}"
+            );
+        }
+    }
+}

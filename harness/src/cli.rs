@@ -2253,6 +2253,9 @@ async fn cmd_fake(fault: Option<String>, list: bool) -> i32 {
                 f.name
             );
         }
+        for f in parity_fakes::benign_catalogue() {
+            crate::outln!("{:<28} benign: {}", f.name, f.description);
+        }
         crate::outln!(
             "{:<28} starts a `setsid sleep 600` grandchild, then serves the reference",
             "setsid-child"
@@ -2299,17 +2302,16 @@ async fn cmd_fake(fault: Option<String>, list: bool) -> i32 {
             Err(_) => 1,
         };
     }
-    let Some(info) = parity_fakes::find(&name) else {
-        eprintln!("error: unknown fault {name:?} (see `parity fake --list`)");
-        return EXIT_USAGE;
+    let make = match (parity_fakes::find(&name), parity_fakes::find_benign(&name)) {
+        (Some(info), _) => info.make,
+        (None, Some(info)) => info.make,
+        (None, None) => {
+            eprintln!("error: unknown fault {name:?} (see `parity fake --list`)");
+            return EXIT_USAGE;
+        }
     };
-    let code = parity_fakes::serve_faulty(
-        (info.make)(),
-        config,
-        tokio::io::stdin(),
-        tokio::io::stdout(),
-    )
-    .await;
+    let code =
+        parity_fakes::serve_faulty(make(), config, tokio::io::stdin(), tokio::io::stdout()).await;
     drop(_guard);
     // Exit without waiting for the runtime: a faulty peer may have tasks that never end.
     std::process::exit(code);

@@ -224,16 +224,19 @@ impl Barrier {
     }
 }
 
-/// When a session's peer was spawned and when it first answered: the start-up phase.
+/// When a session was asked for, when its peer was spawned and when it first answered: the
+/// start-up phase.
 ///
 /// Until the peer writes its first stdout line, waits run to the start-up deadline
-/// (`Timing::startup` from spawn) rather than to the per-message deadline; the time spent
-/// starting is added to the case deadline ([`crate::check::Ctx`]). Cloning shares the
-/// first-answer instant.
+/// (`startup` from spawn) rather than to the per-message deadline; the time spent waiting for a
+/// place at [`start_gate`] and starting is added to the case deadline
+/// ([`crate::check::Ctx::within_deadline`]). Cloning shares the instants.
 #[derive(Debug, Clone)]
 pub struct StartClock {
-    /// When the peer was spawned.
-    pub spawned: Instant,
+    /// When the session was asked for (before waiting at the start gate).
+    pub queued: Instant,
+    /// When the peer was spawned (set once, after the start gate).
+    pub spawned: std::sync::Arc<std::sync::OnceLock<Instant>>,
     /// Start-up deadline, measured from `spawned`.
     pub startup: Duration,
     /// When the first stdout line arrived (set once).
@@ -241,28 +244,51 @@ pub struct StartClock {
 }
 
 impl StartClock {
-    /// A clock started now with no start-up phase beyond `startup`.
+    /// A clock for a session asked for now, its peer spawned now.
     pub fn new(startup: Duration) -> StartClock {
+        let c = StartClock::queued(startup);
+        c.mark_spawned();
+        c
+    }
+
+    /// A clock for a session asked for now, whose peer is not spawned yet.
+    pub fn queued(startup: Duration) -> StartClock {
         StartClock {
-            spawned: Instant::now(),
+            queued: Instant::now(),
+            spawned: std::sync::Arc::new(std::sync::OnceLock::new()),
             startup,
             first: std::sync::Arc::new(std::sync::OnceLock::new()),
         }
+    }
+
+    /// Records that the peer was spawned now (once).
+    pub fn mark_spawned(&self) {
+        let _ = self.spawned.set(Instant::now());
+    }
+
+    /// When the peer was spawned (when it was queued, before that).
+    pub fn spawned_at(&self) -> Instant {
+        self.spawned.get().copied().unwrap_or(self.queued)
     }
 
     /// How long the peer took from spawn to its first stdout line, once it wrote one.
     pub fn took(&self) -> Option<Duration> {
         self.first
             .get()
-            .map(|f| f.saturating_duration_since(self.spawned))
+            .map(|f| f.saturating_duration_since(self.spawned_at()))
     }
 
-    /// Time spent in the start-up phase as of `now`: spawn to the first answer, or to `now`
-    /// while none came; never more than the start-up deadline.
+    /// Time spent waiting at the start gate and starting, as of `now`: from being queued to
+    /// the first answer, or to `now` while none came; the starting part never more than the
+    /// start-up deadline.
     pub fn spent(&self, now: Instant) -> Duration {
         let end = self.first.get().copied().unwrap_or(now);
-        end.saturating_duration_since(self.spawned)
-            .min(self.startup)
+        let gate = self.spawned_at().saturating_duration_since(self.queued);
+        let starting = end.saturating_duration_since(self.spawned_at());
+        match self.spawned.get() {
+            Some(_) => gate + starting.min(self.startup),
+            None => now.saturating_duration_since(self.queued),
+        }
     }
 }
 
@@ -401,7 +427,7 @@ impl Client {
     }
 
     /// The same client with a start-up phase: until the first answer, waits run to
-    /// `clock.spawned + clock.startup`, and `gate` (a place at [`start_gate`]) is held.
+    /// `clock.spawned_at() + clock.startup`, and `gate` (a place at [`start_gate`]) is held.
     pub fn starting(
         mut self,
         clock: StartClock,
@@ -418,7 +444,7 @@ impl Client {
         if self.clock.first.get().is_some() {
             return deadline;
         }
-        deadline.max(self.clock.spawned + self.clock.startup)
+        deadline.max(self.clock.spawned_at() + self.clock.startup)
     }
 
     /// Keeps a message that was not the awaited one; past [`MAX_INBOX`] messages the oldest
@@ -775,5 +801,80 @@ pub fn discover_means_modern(reply: &Reply) -> bool {
                     == Some(-32022)
         }
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    /// An in-memory server that answers only requests whose method is `ping`, in order,
+    /// after `delay` for the first one.
+    fn client_of_pinger(first_delay: Duration) -> Client {
+        let (client_w, server_r) = tokio::io::duplex(1 << 16);
+        let (mut server_w, client_r) = tokio::io::duplex(1 << 16);
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(server_r).lines();
+            let mut first = true;
+            while let Ok(Some(l)) = lines.next_line().await {
+                let Ok(v) = serde_json::from_str::<Value>(&l) else {
+                    continue;
+                };
+                if v.get("method") == Some(&json!("ping")) {
+                    if first {
+                        tokio::time::sleep(first_delay).await;
+                        first = false;
+                    }
+                    let answer = json!({"jsonrpc": "2.0", "id": v["id"], "result": {}});
+                    let _ = server_w.write_all(format!("{answer}\n").as_bytes()).await;
+                }
+            }
+        });
+        let peer = Peer::from_io(client_r, client_w, 1 << 16);
+        Client::new(peer, Era::Legacy, "2025-11-25", Duration::from_secs(5))
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_barrier_proves_a_probe_unanswered_without_waiting_out_the_deadline() {
+        let mut c = client_of_pinger(Duration::ZERO);
+        c.barrier_window = Duration::from_millis(300);
+        assert!(c.peer.send_raw(b"garbage\n").await.is_ok());
+        let t0 = tokio::time::Instant::now();
+        let b = c.behind_barrier("ping", |_| true).await;
+        let Ok(b) = b else {
+            panic!("the barrier could not be sent");
+        };
+        assert!(b.proves_unanswered(), "{b:?}");
+        // The barrier window, not the 5 s deadline.
+        assert!(t0.elapsed() < Duration::from_secs(1), "{:?}", t0.elapsed());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn without_an_answer_to_the_barrier_nothing_is_proven() {
+        let mut c = client_of_pinger(Duration::from_secs(60));
+        assert!(c.peer.send_raw(b"garbage\n").await.is_ok());
+        let Ok(b) = c.behind_barrier("ping", |_| true).await else {
+            panic!("the barrier could not be sent");
+        };
+        assert!(!b.proves_unanswered() && !b.answered && !b.eof, "{b:?}");
+    }
+
+    #[tokio::test]
+    async fn the_first_answer_of_a_session_may_take_the_start_up_deadline() {
+        // Real time (the start clock reads the system's): a 600 ms start against a 100 ms
+        // per-message deadline and a 10 s start-up deadline.
+        let mut c = client_of_pinger(Duration::from_millis(600))
+            .starting(StartClock::new(Duration::from_secs(10)), None);
+        c.timeout = Duration::from_millis(100);
+        let r = c.request("ping", json!({})).await;
+        assert!(matches!(r, Ok(Reply::Message(_))), "{r:?}");
+        let took = c.clock.took().unwrap_or_default();
+        assert!(took >= Duration::from_millis(600), "{took:?}");
+        // Without a start-up phase the same start is a timeout.
+        let mut c = client_of_pinger(Duration::from_millis(600));
+        c.timeout = Duration::from_millis(100);
+        let r = c.request("ping", json!({})).await;
+        assert!(matches!(r, Ok(Reply::Timeout)), "{r:?}");
     }
 }

@@ -296,6 +296,14 @@ pub fn summary_line(report: &RunReport) -> String {
             if n == 1 { "entry" } else { "entries" }
         ));
     }
+    let lost = report.unexpected_not_run();
+    if lost > 0 {
+        extra.push_str(&format!(
+            "; {lost} case{} could not run (not covered by this run: exit 3 unless a baseline lists {})",
+            if lost == 1 { "" } else { "s" },
+            if lost == 1 { "it" } else { "them" }
+        ));
+    }
     format!(
         "summary: {}{extra} in {} ms",
         parts.join(", "),

@@ -340,7 +340,7 @@ impl RunReport {
             })
             .count()
     }
-    /// Cases that failed or timed out as a baseline entry expected.
+    /// Cases that failed, timed out or could not run as a baseline entry expected.
     pub fn expected_failures(&self) -> usize {
         self.cases.iter().filter(|c| c.expected.is_some()).count()
     }
@@ -545,7 +545,7 @@ pub async fn detect_eras(target: &McpTarget, timing: Timing) -> (EraSupport, Val
     // Each probe is bounded by the case deadline: a peer that floods requests and never reads
     // its stdin cannot hang the run here.
     let modern = async {
-        tokio::time::timeout(timing.case, modern)
+        tokio::time::timeout(timing.case + timing.startup, modern)
             .await
             .unwrap_or_else(|_| {
                 (
@@ -558,7 +558,7 @@ pub async fn detect_eras(target: &McpTarget, timing: Timing) -> (EraSupport, Val
             })
     };
     let legacy = async {
-        tokio::time::timeout(timing.case, legacy)
+        tokio::time::timeout(timing.case + timing.startup, legacy)
             .await
             .unwrap_or_else(|_| {
                 (
@@ -1346,10 +1346,12 @@ pub async fn run_acp(target: McpTarget, opts: &RunOptions) -> Result<RunReport, 
         Arc::new(ServerFacts::default()),
         "acp-probe".into(),
     );
-    let probe = tokio::time::timeout(opts.timing.case, crate::acp::open(&probe_ctx)).await;
+    let probe = probe_ctx
+        .within_deadline(crate::acp::open(&probe_ctx))
+        .await;
     let mut acp_startup = None;
     let caps = match probe {
-        Ok(Ok((c, init))) => {
+        Some(Ok((c, init))) => {
             acp_startup = c.clock.took().filter(|_| c.peer.pid().is_some());
             probe_ctx.close(c).await;
             eras.insert("acp".to_string(), crate::acp::REVISION.to_string());
@@ -1357,7 +1359,7 @@ pub async fn run_acp(target: McpTarget, opts: &RunOptions) -> Result<RunReport, 
                 .cloned()
                 .unwrap_or(Value::Null)
         }
-        Ok(Err(f)) => {
+        Some(Err(f)) => {
             let events: Vec<crate::wire::WireEvent> = probe_ctx
                 .take_logs()
                 .into_iter()
@@ -1370,7 +1372,7 @@ pub async fn run_acp(target: McpTarget, opts: &RunOptions) -> Result<RunReport, 
             ));
             Value::Null
         }
-        Err(_) => {
+        None => {
             notes.push("ACP initialize probe: ran past the case deadline".into());
             Value::Null
         }
@@ -1437,4 +1439,89 @@ pub async fn run_acp(target: McpTarget, opts: &RunOptions) -> Result<RunReport, 
         could_not_run: Vec::new(),
         startup_ms,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn case(id: &str, verdict: Verdict, message: &str) -> CaseResult {
+        CaseResult {
+            id: id.into(),
+            kind: CaseKind::Active,
+            check: id.split('@').next().unwrap_or(id).into(),
+            binding: "mcp-stdio".into(),
+            revision: "2025-11-25".into(),
+            spec: String::new(),
+            level: "MUST".into(),
+            quote: String::new(),
+            requirement: String::new(),
+            verdict,
+            message: message.into(),
+            evidence: Vec::new(),
+            duration_ms: 0,
+            attempts: 1,
+            expected: None,
+        }
+    }
+
+    fn report(cases: Vec<CaseResult>) -> RunReport {
+        RunReport {
+            cases,
+            ..RunReport::default()
+        }
+    }
+
+    #[test]
+    fn a_not_run_case_exits_3_unless_a_baseline_lists_it() {
+        let pass = case("a@mcp-stdio#2025-11-25", Verdict::Pass, "");
+        let lost = case(
+            "b@mcp-stdio#2025-11-25",
+            Verdict::NotRun,
+            "the server stopped",
+        );
+        assert_eq!(report(vec![pass.clone()]).exit_code(), 0);
+        let r = report(vec![pass.clone(), lost.clone()]);
+        assert_eq!((r.exit_code(), r.unexpected_not_run()), (3, 1));
+        // Listed in a baseline: expected, exit 0.
+        let mut listed = lost.clone();
+        listed.expected = Some(BaselineMark {
+            entry: "b".into(),
+            reason: "needs a login".into(),
+        });
+        assert_eq!(report(vec![pass.clone(), listed]).exit_code(), 0);
+        // A failure outranks it.
+        let fail = case("c@mcp-stdio#2025-11-25", Verdict::Fail, "broken");
+        assert_eq!(report(vec![pass.clone(), lost, fail]).exit_code(), 1);
+        // Cases a --fail-fast run never started do not count.
+        let unstarted = case(
+            "d@mcp-stdio#2025-11-25",
+            Verdict::NotRun,
+            &format!("{FAIL_FAST_NOT_STARTED} after c failed"),
+        );
+        assert_eq!(report(vec![pass, unstarted]).exit_code(), 0);
+    }
+
+    #[test]
+    fn a_failure_only_in_the_shared_session_is_a_warning_with_both_exchanges() {
+        let mut shared = case("a@mcp-stdio#2025-11-25", Verdict::Fail, "answered twice");
+        shared.evidence = vec!["← shared".into()];
+        let mut alone = case("a@mcp-stdio#2025-11-25", Verdict::Pass, "");
+        alone.evidence = vec!["← alone".into()];
+        let r = confirm_alone(shared.clone(), alone);
+        assert_eq!(r.verdict, Verdict::Warn);
+        assert!(
+            r.message
+                .starts_with("fails only after earlier requests in the same session"),
+            "{}",
+            r.message
+        );
+        assert_eq!(r.evidence.first().map(String::as_str), Some("← shared"));
+        assert_eq!(r.evidence.last().map(String::as_str), Some("← alone"));
+        // The same failure alone is confirmed.
+        let again = case("a@mcp-stdio#2025-11-25", Verdict::Fail, "answered twice");
+        let r = confirm_alone(shared, again);
+        assert_eq!(r.verdict, Verdict::Fail);
+        assert!(r.message.contains("confirmed alone"), "{}", r.message);
+    }
 }

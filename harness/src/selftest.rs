@@ -112,6 +112,9 @@ pub struct Row {
     pub caught_by: Vec<(String, Verdict)>,
     /// Worst verdict of the check's cases against the reference.
     pub reference: Option<Verdict>,
+    /// (benign peer, worst verdict of the check's cases under it): correct but unusual
+    /// implementations that must pass the check.
+    pub benign: Vec<(String, Verdict)>,
 }
 
 impl Row {
@@ -125,6 +128,14 @@ impl Row {
     /// The reference passed every case of the check.
     pub fn reference_clean(&self) -> bool {
         self.reference == Some(Verdict::Pass)
+    }
+    /// Every benign peer that lists the check passed it (no cry of wolf).
+    pub fn benign_clean(&self) -> bool {
+        self.benign.iter().all(|(_, v)| *v == Verdict::Pass)
+    }
+    /// Caught, clean on the reference, and clean on every benign peer.
+    pub fn proven(&self) -> bool {
+        self.caught() && self.reference_clean() && self.benign_clean()
     }
 }
 
@@ -180,6 +191,7 @@ pub async fn rows(jobs: usize) -> Vec<Row> {
                     needed: level.violation_verdict(),
                     caught_by: Vec::new(),
                     reference: None,
+                    benign: Vec::new(),
                 },
             )
         })
@@ -291,6 +303,31 @@ pub async fn rows(jobs: usize) -> Vec<Row> {
             }
         }
     }
+    // Benign peers, two at a time, each against the checks it must pass.
+    let mut benign = parity_fakes::benign_catalogue().iter();
+    loop {
+        let mut set = tokio::task::JoinSet::new();
+        for f in benign.by_ref().take(2) {
+            let Ok(o) = opts(f.passes.iter().map(|s| s.to_string()).collect()) else {
+                continue;
+            };
+            let name = f.name;
+            set.spawn(async move { (name, run_mcp(fake_target(name), &o).await.ok()) });
+        }
+        if set.is_empty() {
+            break;
+        }
+        while let Some(joined) = set.join_next().await {
+            let Ok((name, Some(report))) = joined else {
+                continue;
+            };
+            for (check, v) in worst_per_check(&report) {
+                if let Some(r) = rows.get_mut(&check) {
+                    r.benign.push((name.to_string(), v));
+                }
+            }
+        }
+    }
     let mut reference_reports = Vec::new();
     // Faulty hosts and the reference launcher under the hygiene probe.
     for (fault, report) in crate::hygiene::selftest_runs(|f| opts(f).ok()).await {
@@ -381,16 +418,17 @@ pub async fn run(jobs: usize) -> i32 {
             .iter()
             .map(|(f, v)| format!("{f}={}", v.as_str()))
             .collect();
-        let status = if r.caught() && r.reference_clean() {
-            ""
-        } else {
-            "  <-- NOT PROVEN"
-        };
+        let status = if r.proven() { "" } else { "  <-- NOT PROVEN" };
+        let benign: String = r
+            .benign
+            .iter()
+            .map(|(f, v)| format!("; benign {f}={}", v.as_str()))
+            .collect();
         if !status.is_empty() {
             ok = false;
         }
         crate::outln!(
-            "{:<44} {:<10} {:<11} {}{}",
+            "{:<44} {:<10} {:<11} {}{benign}{}",
             r.check,
             r.reference.map(|v| v.as_str()).unwrap_or("(none)"),
             r.level,
@@ -402,12 +440,11 @@ pub async fn run(jobs: usize) -> i32 {
             status
         );
     }
-    let proven = rows
-        .iter()
-        .filter(|r| r.caught() && r.reference_clean())
-        .count();
+    let proven = rows.iter().filter(|r| r.proven()).count();
+    let benign_peers = parity_fakes::benign_catalogue().len();
+    let benign_checks = rows.iter().filter(|r| !r.benign.is_empty()).count();
     crate::outln!(
-        "selftest: {proven} of {} checks caught by a faulty peer with the reference clean",
+        "selftest: {proven} of {} checks caught by a faulty peer with the reference clean; {benign_checks} checks passed by the {benign_peers} benign peers that list them",
         rows.len()
     );
     if ok {

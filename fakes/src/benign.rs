@@ -1,0 +1,103 @@
+//! Benign peers: correct but unusual MCP servers, each the reference with one layer that changes
+//! *how* it answers without breaking a rule. They must pass the checks they list, so
+//! `parity selftest` proves that each check does not cry wolf where a correct implementation
+//! answers differently from the reference.
+
+use crate::layer::{emit, parse};
+use crate::{BenignInfo, Fault, Io};
+use serde_json::Value;
+
+/// Leaves `id` out of error responses whose id is null, from 2025-11-25 on (the schema's
+/// `JSONRPCErrorResponse` no longer requires it when the request's id could not be read).
+struct IdlessErrors {
+    /// The negotiated revision; a session with no `initialize` is modern (2026-07-28).
+    revision: Option<String>,
+}
+impl Fault for IdlessErrors {
+    fn on_output(&mut self, line: &[u8], io: &mut Io) {
+        let Some(mut v) = parse(line) else {
+            io.client_line(line);
+            return;
+        };
+        if let Some(r) = v.pointer("/result/protocolVersion").and_then(Value::as_str) {
+            self.revision = Some(r.to_string());
+        }
+        let modern_enough = self.revision.as_deref().is_none_or(|r| r >= "2025-11-25");
+        if modern_enough && v.get("error").is_some() && v.get("id") == Some(&Value::Null) {
+            if let Some(o) = v.as_object_mut() {
+                o.remove("id");
+            }
+        }
+        emit(io, &v);
+    }
+}
+
+/// Holds each error response with a null id (a parse error, an invalid request) until the next
+/// message the server sends has gone out: JSON-RPC fixes no order between responses, so a
+/// server that answers concurrently may answer a later request first.
+#[derive(Default)]
+struct LateErrors {
+    held: Vec<Vec<u8>>,
+}
+impl Fault for LateErrors {
+    fn on_output(&mut self, line: &[u8], io: &mut Io) {
+        let is_null_error = parse(line)
+            .is_some_and(|v| v.get("error").is_some() && v.get("id") == Some(&Value::Null));
+        if is_null_error {
+            self.held.push(line.to_vec());
+            return;
+        }
+        io.client_line(line);
+        for l in self.held.drain(..) {
+            io.client_line(l);
+        }
+    }
+}
+
+/// How long [`SlowStart`] waits before it serves, in milliseconds.
+pub const SLOW_START_MS: u64 = 7000;
+
+/// Imports for seven seconds (sleeps before it reads anything), like a Python or Node server on
+/// a loaded machine; then serves like the reference.
+struct SlowStart;
+impl Fault for SlowStart {
+    fn on_start(&mut self, _io: &mut Io) {
+        std::thread::sleep(std::time::Duration::from_millis(SLOW_START_MS));
+    }
+}
+
+/// Every benign MCP peer, with the checks each must pass.
+pub fn benign_catalogue() -> &'static [BenignInfo] {
+    static BENIGN: std::sync::OnceLock<Vec<BenignInfo>> = std::sync::OnceLock::new();
+    BENIGN.get_or_init(|| {
+        vec![
+            BenignInfo {
+                name: "benign-idless-errors",
+                description: "from 2025-11-25 leaves `id` out of error responses to requests whose id could not be read",
+                passes: &[
+                    "mcp.stdio.stdout-purity",
+                    "mcp.base.parse-error",
+                    "mcp.base.invalid-request",
+                    "mcp.base.message-schema",
+                ],
+                make: || Box::new(IdlessErrors { revision: None }),
+            },
+            BenignInfo {
+                name: "benign-late-errors",
+                description: "answers a parse error or an invalid request only after the response to the next request (out of order)",
+                passes: &["mcp.base.parse-error", "mcp.base.invalid-request"],
+                make: || Box::<LateErrors>::default(),
+            },
+            BenignInfo {
+                name: "benign-slow-start",
+                description: "takes 7 s to start before it answers anything (longer than the 5 s per-message deadline)",
+                passes: &[
+                    "mcp.lifecycle.version-negotiation",
+                    "mcp.base.ping",
+                    "mcp.base.id-echo",
+                ],
+                make: || Box::new(SlowStart),
+            },
+        ]
+    })
+}
