@@ -312,3 +312,167 @@ fn the_bad_peers_are_really_bad() {
         "the grandchild runs in a session of its own"
     );
 }
+
+/// No message or note of a report carries Rust `Debug` output.
+fn no_debug_output(r: &Run) {
+    for (id, c) in r.cases() {
+        let m = c["message"].as_str().unwrap_or("");
+        for token in ["None", "Some(", "(none)"] {
+            assert!(!m.contains(token), "{id}: {token} in {m:?}\n{r}");
+        }
+    }
+}
+
+/// A server that takes 7 s to start (longer than the 5 s per-message deadline) gets the
+/// verdicts of the reference, with default flags and no not-run: start-up is its own phase.
+#[test]
+fn a_slow_starting_server_gets_verdicts_not_not_run() {
+    let _g = serial();
+    let r = run_bad(
+        "benign-slow-start",
+        &[
+            "--filter",
+            "mcp.lifecycle.version-negotiation",
+            "--filter",
+            "mcp.base.ping",
+            "--era",
+            "legacy",
+        ],
+        &[0],
+    );
+    for check in ["mcp.lifecycle.version-negotiation", "mcp.base.ping"] {
+        assert_eq!(
+            r.verdict(&case(check, LEGACY)),
+            Some("pass"),
+            "{check}\n{r}"
+        );
+    }
+    let report = r.report.as_ref().unwrap();
+    let ms = report["startup_ms"]["legacy"].as_u64().unwrap_or(0);
+    assert!(ms >= 7000, "the measured start-up is reported: {ms}\n{r}");
+    let notes = report["notes"].to_string();
+    assert!(notes.contains("start-up: the server answered"), "{r}");
+}
+
+/// A server that reads an unparsable line and answers nothing fails mcp.base.parse-error on
+/// the barrier's proof (it answered a request sent after the line), not on a deadline.
+#[test]
+fn a_server_that_ignores_garbage_fails_parse_error_on_the_barriers_proof() {
+    let _g = serial();
+    let r = run_bad(
+        "garbage-ignored",
+        &["--filter", "mcp.base.parse-error"],
+        &[1],
+    );
+    for rev in [LEGACY, MODERN] {
+        let id = case("mcp.base.parse-error", rev);
+        assert_eq!(r.verdict(&id), Some("fail"), "{id}\n{r}");
+        let c = &r.cases()[&id];
+        let m = c["message"].as_str().unwrap_or("");
+        assert!(m.contains("answered the request sent after it"), "{m}");
+        assert!(
+            c["quote"]
+                .as_str()
+                .unwrap_or("")
+                .contains("the Server MUST reply with a Response"),
+            "{c}"
+        );
+    }
+    no_debug_output(&r);
+}
+
+/// A server that exits mid-case is reported with its exit status, never as a bare
+/// "Broken pipe".
+#[test]
+fn a_server_that_exits_mid_case_says_how_it_ended() {
+    let _g = serial();
+    let r = run_bad("garbage-exits", &["--filter", "mcp.base.parse-error"], &[1]);
+    for rev in [LEGACY, MODERN] {
+        let id = case("mcp.base.parse-error", rev);
+        let m = r.cases()[&id]["message"].as_str().unwrap_or("").to_string();
+        assert!(m.contains("exit status"), "{id}: {m}\n{r}");
+    }
+}
+
+/// Correct but unusual servers pass: error responses without `id` from 2025-11-25, and
+/// errors answered after the next response (out of order).
+#[test]
+fn benign_servers_pass_the_envelope_checks() {
+    let _g = serial();
+    for peer in ["benign-idless-errors", "benign-late-errors"] {
+        let r = run_bad(
+            peer,
+            &[
+                "--filter",
+                "mcp.base.parse-error",
+                "--filter",
+                "mcp.base.invalid-request",
+                "--filter",
+                "mcp.stdio.stdout-purity",
+                "--filter",
+                "mcp.base.message-schema",
+            ],
+            &[0],
+        );
+        assert!(r.cases().len() >= 8, "{peer}\n{r}");
+        for (id, c) in r.cases() {
+            assert_eq!(c["verdict"], "pass", "{peer}: {id}: {c}\n{r}");
+        }
+    }
+}
+
+/// The deliberately malformed requests of mcp.modern.meta-required are judged by that check
+/// alone: a server that serves them fails it, and neither shape monitor counts it again.
+#[test]
+fn one_behaviour_is_counted_once() {
+    let _g = serial();
+    let r = run_bad(
+        "meta-optional",
+        &[
+            "--era",
+            "modern",
+            "--filter",
+            "mcp.modern.meta-required",
+            "--filter",
+            "mcp.modern.result-type",
+            "--filter",
+            "mcp.base.message-schema",
+        ],
+        &[1],
+    );
+    assert_eq!(
+        r.verdict(&case("mcp.modern.meta-required", MODERN)),
+        Some("fail"),
+        "{r}"
+    );
+    for check in ["mcp.modern.result-type", "mcp.base.message-schema"] {
+        assert_eq!(
+            r.verdict(&case(check, MODERN)),
+            Some("pass"),
+            "{check}\n{r}"
+        );
+    }
+    no_debug_output(&r);
+}
+
+/// Scenarios written for the bundled reference are not planned against another server: one
+/// note, no skip line per scenario.
+#[test]
+fn reference_only_scenarios_are_not_planned_against_other_servers() {
+    let _g = serial();
+    let r = run_bad(
+        "benign-idless-errors",
+        &["--filter", "mcp.scenario.*", "--era", "legacy"],
+        &[0],
+    );
+    assert!(!r.cases().is_empty(), "{r}");
+    for (id, c) in r.cases() {
+        assert!(!id.contains(".reference."), "{id}\n{r}");
+        assert_ne!(c["verdict"], "skip", "{id}: {c}");
+    }
+    let notes = r.report.as_ref().unwrap()["notes"].to_string();
+    assert!(
+        notes.contains("run only against the bundled reference"),
+        "{r}"
+    );
+}

@@ -37,6 +37,20 @@ fn every_check_is_caught_by_a_fault_and_the_reference_is_clean() {
             "{id} needs a fault that makes it {needed}: {row}"
         );
     }
+    // Every benign peer passes every check it lists, and the table shows it.
+    for b in parity_fakes::benign_catalogue() {
+        for id in b.passes {
+            let row = stdout
+                .lines()
+                .find(|l| l.split_whitespace().next() == Some(*id))
+                .unwrap_or_else(|| panic!("no selftest row for {id}:\n{stdout}"));
+            assert!(
+                row.contains(&format!("benign {}=pass", b.name)),
+                "{} must pass {id}: {row}",
+                b.name
+            );
+        }
+    }
 }
 
 #[test]
@@ -55,7 +69,10 @@ fn every_fault_names_checks_that_exist() {
     let dispatchers = parity_fakes::dispatcher_catalogue()
         .iter()
         .map(|f| (f.name, f.checks));
-    for (name, trips) in mcp.chain(acp).chain(hosts).chain(dispatchers) {
+    let benign = parity_fakes::benign_catalogue()
+        .iter()
+        .map(|f| (f.name, f.passes));
+    for (name, trips) in mcp.chain(acp).chain(hosts).chain(dispatchers).chain(benign) {
         for t in trips {
             assert!(
                 ids.iter().any(|i| i == t),
