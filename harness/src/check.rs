@@ -449,6 +449,8 @@ pub struct ServerFacts {
     /// How long the era probe's peer took from spawn to its first answer, when measured: each
     /// later session's start-up deadline is at least three times this.
     pub started_in: Option<Duration>,
+    /// How many peer processes the era's cases started (shared by the era's contexts).
+    pub processes: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 /// How long an ordinary session's close waits after stdin EOF before SIGTERM ([`Ctx::close`]).
@@ -571,6 +573,11 @@ impl Ctx {
             let _ = clock.first.set(std::time::Instant::now());
             Finding::not_run(e.to_string(), Vec::new())
         })?;
+        if peer.pid().is_some() {
+            self.facts
+                .processes
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
         if let (Some(pid), Ok(mut live)) = (peer.pid(), self.live.lock()) {
             live.push((u64::from(pid), peer.log_handle()));
         }

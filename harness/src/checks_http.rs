@@ -19,6 +19,18 @@ pub fn stdio_only(id: &str) -> bool {
     id.starts_with("mcp.stdio.") || id == "mcp.lifecycle.stdin-eof" || id == "mcp.base.cancellation"
 }
 
+/// A transport-neutral MCP check as it runs over Streamable HTTP: where its stdio quote names
+/// the stdio transport, the HTTP transport's own sentence stands instead (at 2025-06-18 and
+/// later a POST answered with a batch array breaks "to return one JSON object").
+pub fn over_http(mut check: Check) -> Check {
+    if check.id == "mcp.base.batch-rejected" {
+        check.quote = "If the input is a JSON-RPC request, the server MUST either return Content-Type: text/event-stream, to initiate an SSE stream, or Content-Type: application/json, to return one JSON object.";
+        check.section = "basic/transports#sending-messages-to-the-server";
+        check.level = crate::check::Level::Must;
+    }
+    check
+}
+
 /// The HTTP transport checks.
 pub fn catalogue() -> Vec<Check> {
     let c = |id, requirement, level, quote, section, revs, f: crate::check::ActiveFn| Check {

@@ -1797,7 +1797,7 @@ pub fn catalogue() -> Vec<Check> {
         },
         Check {
             id: "mcp.base.batch-rejected",
-            requirement: "In revisions without batching a batch is answered with a single error (-32600 is natural), never served as a batch, and the server keeps serving.",
+            requirement: "In revisions without batching a batch is answered with a single error (-32600 is natural), never served as a batch, and the server keeps serving. Over Streamable HTTP the transport's sentence is quoted instead: a request's POST is answered with one JSON object.",
             level: Level::MustNot,
             quote: "The server MUST NOT write anything to its stdout that is not a valid MCP message.",
             section: STDIO,

@@ -709,6 +709,10 @@ pub async fn run_mcp_with_scenarios(
     let scenarios = if target.http.is_some() {
         // Over Streamable HTTP: the transport-neutral checks plus the transport's own.
         catalogue.retain(|c| !crate::checks_http::stdio_only(c.id));
+        catalogue = catalogue
+            .into_iter()
+            .map(crate::checks_http::over_http)
+            .collect();
         catalogue.extend(crate::checks_http::catalogue());
         &[][..]
     } else {
@@ -743,6 +747,7 @@ pub async fn run_mcp_with_scenarios(
         let facts = Arc::new(ServerFacts {
             capabilities: caps,
             started_in: support.started_in(),
+            processes: Arc::default(),
         });
         let mut planned: Vec<Planned> = Vec::new();
         for check in &catalogue {
@@ -785,19 +790,21 @@ pub async fn run_mcp_with_scenarios(
         if planned.is_empty() && scenario_cases.is_empty() {
             continue;
         }
-        era_runs.push((facts, planned, scenario_cases));
+        era_runs.push((era, facts, planned, scenario_cases));
     }
     // Eras run concurrently, sharing one bound on parallel cases; every era's cases are planned
     // before any starts, so progress counts them all from the beginning.
     opts.control.planned(
         era_runs
             .iter()
-            .map(|(_, planned, scenarios)| planned.len() + scenarios.len())
+            .map(|(_, _, planned, scenarios)| planned.len() + scenarios.len())
             .sum(),
     );
     let sem = Arc::new(tokio::sync::Semaphore::new(opts.jobs.max(1)));
     let mut set = tokio::task::JoinSet::new();
-    for (i, (facts, planned, scenario_cases)) in era_runs.into_iter().enumerate() {
+    let mut counters = Vec::new();
+    for (i, (era, facts, planned, scenario_cases)) in era_runs.into_iter().enumerate() {
+        counters.push((era, facts.processes.clone()));
         let target = target.clone();
         let sem = sem.clone();
         let timing = opts.timing;
@@ -825,6 +832,18 @@ pub async fn run_mcp_with_scenarios(
     per_era.sort_by_key(|(i, _)| *i);
     for (_, r) in per_era {
         results.extend(r);
+    }
+    if target.http.is_none() {
+        for (era, n) in counters {
+            let n = n.load(std::sync::atomic::Ordering::Relaxed);
+            let name = match era {
+                Era::Legacy => "legacy",
+                Era::Modern => "modern",
+            };
+            notes.push(format!(
+                "{name} era: {n} server process(es) started by its cases (besides the era probe)"
+            ));
+        }
     }
     let mut startup_ms = std::collections::BTreeMap::new();
     if let (Some(v), true) = (support.legacy_startup_ms, eras.contains_key("legacy")) {
@@ -1405,6 +1424,7 @@ pub async fn run_acp(target: McpTarget, opts: &RunOptions) -> Result<RunReport, 
     let facts = Arc::new(ServerFacts {
         capabilities: caps,
         started_in: acp_startup,
+        processes: Arc::default(),
     });
     let mut startup_ms = std::collections::BTreeMap::new();
     if let Some(d) = acp_startup {

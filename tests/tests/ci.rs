@@ -108,7 +108,13 @@ fn junit_of_a_run_with_an_injected_failure_validates_and_matches_the_console() {
         .match_indices("<testsuite ")
         .map(|(i, _)| attr(&xml[i..], "<testsuite ", "skipped"))
         .sum();
-    assert_eq!(skipped, counts["skip"] + counts["not-run"], "{xml}");
+    assert_eq!(skipped, counts["skip"], "{xml}");
+    // A case that could not run is an error, never a skip.
+    let errors: u64 = xml
+        .match_indices("<testsuite ")
+        .map(|(i, _)| attr(&xml[i..], "<testsuite ", "errors"))
+        .sum();
+    assert_eq!(errors, counts["not-run"], "{xml}");
     assert_eq!(xml.matches("<testcase ").count() as u64, total);
     // The failure carries the requirement, the expected and the actual.
     assert!(xml.contains(
@@ -117,7 +123,7 @@ fn junit_of_a_run_with_an_injected_failure_validates_and_matches_the_console() {
     for part in [
         "requirement: ",
         "expected: MUST ",
-        "actual: no error response",
+        "actual: the unparsable line",
     ] {
         assert!(xml.contains(part), "{part} missing from\n{xml}");
     }
@@ -537,7 +543,7 @@ fn github_actions_get_annotations_and_plain_progress_lines() {
     r.assert_code(1);
     assert!(
         r.stdout.contains(
-            "::error title=parity mcp.base.parse-error@mcp-stdio#2025-11-25::fail: no error response"
+            "::error title=parity mcp.base.parse-error@mcp-stdio#2025-11-25::fail: the unparsable line"
         ),
         "{r}"
     );
@@ -682,16 +688,16 @@ fn a_baseline_written_from_a_whole_run_holds_in_every_shard() {
 
 #[test]
 fn a_narrowed_run_does_not_call_a_wide_entry_stale() {
-    // `no-result-type` breaks message-schema only in the modern era: a legacy-only run sees
-    // just the passing case of the check-wide entry.
+    // `discover-no-hints` breaks message-schema only in the modern era: a legacy-only run
+    // sees just the passing case of the check-wide entry.
     let dir = tempfile::tempdir().unwrap();
     let baseline = dir.path().join("b.yaml");
     std::fs::write(
         &baseline,
-        "version: 1\nexpected-failures:\n  - case: mcp.base.message-schema\n    reason: resultType missing\n  - case: mcp.modern.result-type\n    reason: resultType missing\n  - case: mcp.modern.discover\n    reason: resultType missing\n",
+        "version: 1\nexpected-failures:\n  - case: mcp.base.message-schema\n    reason: no cache hints\n  - case: mcp.modern.discover\n    reason: no cache hints\n",
     )
     .unwrap();
-    let fault = fake_cmd("no-result-type");
+    let fault = fake_cmd("discover-no-hints");
     let b = baseline.to_str().unwrap();
     run(&["run", "--mcp", &fault, "--baseline", b, "--quiet"]).assert_code(0);
     let r = run_json(&["run", "--mcp", &fault, "--era", "legacy", "--baseline", b]);
