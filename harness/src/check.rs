@@ -646,8 +646,11 @@ pub fn evidence(events: &[WireEvent]) -> Vec<String> {
                 Dir::S2c => "←",
                 Dir::Stderr => "!",
                 Dir::Exit => "×",
+                Dir::Note => "·",
             };
-            format!("{arrow} {:>6}ms {}", e.t.as_millis(), e.excerpt(300))
+            // A note (the HTTP status line and headers under a bridged line) gets more room.
+            let max = if e.dir == Dir::Note { 600 } else { 300 };
+            format!("{arrow} {:>6}ms {}", e.t.as_millis(), e.excerpt(max))
         })
         .collect()
 }

@@ -24,8 +24,22 @@
 //! sends `DELETE` for the session (best effort) and closes "stdout". Framing is read
 //! leniently (a JSON body under another Content-Type, an unterminated last SSE event): the
 //! `mcp.http.*` checks judge framing, the bridged checks judge JSON-RPC. A body that holds
-//! no JSON-RPC at all (an HTML error page) yields no line; the check waiting for an answer
-//! then reports that none came.
+//! no JSON-RPC at all (an HTML error page) yields no line.
+//!
+//! What came at the HTTP level is never hidden: before the lines of each answer the bridge
+//! writes a note ([`crate::peer::NOTE_MARKER`], logged as a [`crate::wire::Dir::Note`] frame
+//! and shown in evidence, never judged as protocol) with the POST's MCP headers, the status
+//! line, the response headers that matter, the time, and — when the body gave no JSON-RPC
+//! line — the body clipped to [`NOTE_BODY_BYTES`]; a POST that got no answer is noted with
+//! why.
+//!
+//! A notification POST answered with an HTTP error status (4xx or 5xx) is the server
+//! refusing it as the transport prescribes (2025-03-26 … 2025-11-25 `basic/transports`,
+//! 2026-07-28 `streamable-http` "Sending Messages": "If the server cannot accept it, it
+//! MUST return an HTTP error status code (e.g., 400 Bad Request). The HTTP response body MAY
+//! comprise a JSON-RPC error response that has no id."). That body is part of the HTTP
+//! refusal, not a JSON-RPC reply to the notification, so an error response in it without an
+//! id (or with id null) yields no line; the note shows it.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -35,10 +49,51 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
 use crate::http::{HttpClient, HttpRequest};
-use crate::peer::{Peer, SETTLED_MARKER};
+use crate::peer::{Peer, NOTE_MARKER, SETTLED_MARKER};
 
 /// Bytes buffered in each direction of the in-memory pipes.
 const PIPE_BYTES: usize = 1 << 20;
+
+/// Body bytes a note shows when the body gave no JSON-RPC line.
+pub const NOTE_BODY_BYTES: usize = 200;
+
+/// Queues a note line (the [`NOTE_MARKER`] prefix, then `text`) for the peer's frame log.
+fn note(out: &mpsc::UnboundedSender<Vec<u8>>, text: &str) {
+    let mut line = NOTE_MARKER.to_vec();
+    // A note is one line: newlines in a clipped body are shown escaped.
+    line.extend_from_slice(text.replace('\r', "\\r").replace('\n', "\\n").as_bytes());
+    let _ = out.send(line);
+}
+
+/// How a POST body is named in notes: `POST tools/list` (its method), `POST a batch`, or
+/// `POST a body that is not a JSON-RPC message`.
+fn post_name(body: &[u8]) -> String {
+    match serde_json::from_slice::<Value>(body) {
+        Ok(Value::Array(_)) => "POST a batch".to_string(),
+        Ok(v) => match v.get("method").and_then(Value::as_str) {
+            Some(m) if v.get("id").is_none() => format!("POST notification {m}"),
+            Some(m) => format!("POST {m}"),
+            None => "POST a JSON body that is not a request".to_string(),
+        },
+        Err(_) => "POST a body that is not JSON".to_string(),
+    }
+}
+
+/// Whether `body` is one JSON-RPC notification (an object with a `method` and no `id`).
+fn is_notification(body: &[u8]) -> bool {
+    serde_json::from_slice::<Value>(body)
+        .ok()
+        .is_some_and(|v| v.is_object() && v.get("method").is_some() && v.get("id").is_none())
+}
+
+/// Whether `m` is an error response without an id, or with id null: the body a server may
+/// send with the HTTP error status that refuses a notification.
+fn idless_error(m: &Value) -> bool {
+    m.is_object()
+        && m.get("method").is_none()
+        && m.get("error").is_some()
+        && m.get("id").is_none_or(Value::is_null)
+}
 
 #[derive(Default)]
 struct State {
@@ -210,20 +265,61 @@ async fn post(
     for (k, v) in &headers {
         request = request.header(k, v);
     }
+    let name = post_name(request.body.as_deref().unwrap_or_default());
+    let sent: Vec<String> = headers
+        .iter()
+        .filter(|(k, _)| *k != "mcp-session-id")
+        .map(|(k, v)| format!("{k}: {v}"))
+        .collect();
+    let name = if sent.is_empty() {
+        name
+    } else {
+        format!("{name} ({})", sent.join(", "))
+    };
+    let notification = is_notification(request.body.as_deref().unwrap_or_default());
     let until = tokio::time::Instant::now() + deadline;
-    let exchange = match client.send(request, until).await {
-        Ok(x) => x,
+    let (exchange, cut) = match client.send(request, until).await {
+        Ok(x) => (x, false),
         Err(crate::http::HttpError::Timeout {
             partial: Some(partial),
-        }) => *partial,
-        Err(_) => return,
+        }) => (*partial, true),
+        Err(crate::http::HttpError::Timeout { partial: None }) => {
+            note(
+                out,
+                &format!(
+                    "{name} → no status line within {} ms",
+                    deadline.as_millis()
+                ),
+            );
+            return;
+        }
+        Err(e) => {
+            note(out, &format!("{name} → no answer: {e}"));
+            return;
+        }
     };
     if let Some(id) = exchange.header("mcp-session-id") {
         lock(state).session = Some(id.to_owned());
     }
-    let Some(mut messages) = lenient_messages(&exchange) else {
+    let cut = if cut { " · cut at the deadline" } else { "" };
+    let Some(mut messages) = lenient_messages(&exchange).filter(|m| !m.is_empty()) else {
+        let summary = exchange.summary(Some(NOTE_BODY_BYTES));
+        note(out, &format!("{name} → {summary}{cut}"));
         return;
     };
+    let refused = notification && exchange.status >= 400;
+    if refused {
+        let summary = exchange.summary(Some(NOTE_BODY_BYTES));
+        note(
+            out,
+            &format!(
+                "{name} → refused by HTTP status (the transport's way; an id-less error body is part of the refusal, not a reply): {summary}{cut}"
+            ),
+        );
+        messages.retain(|m| !idless_error(m));
+    } else {
+        note(out, &format!("{name} → {}{cut}", exchange.summary(None)));
+    }
     // In a 2025-03-26 session a batch answered over SSE may come as one event per response
     // (2025-03-26 `basic/transports`: "These responses MAY be batched"); over stdio the same
     // answer is one array, so the bridge gathers the responses into one line. Later

@@ -248,6 +248,12 @@ pub struct Peer {
 /// cannot be confused with a message.
 pub const SETTLED_MARKER: &[u8] = b"\0parity-settled";
 
+/// The prefix of a note line a bridge writes on "stdout" ([`Peer::bridged`]): the rest of the
+/// line is logged as a [`Dir::Note`] frame (what the transport under the bridge showed: an HTTP
+/// status line and headers) and never reaches the caller. Starts with a raw NUL, so no JSON
+/// text can look like it.
+pub const NOTE_MARKER: &[u8] = b"\0parity-note ";
+
 /// Counts for a bridged peer: input lines written (newlines sent) and input lines the bridge
 /// has settled (markers received).
 #[derive(Debug, Default, Clone, Copy)]
@@ -621,6 +627,24 @@ impl Peer {
         lock(&self.log).clone()
     }
 
+    /// Adds `text` to the frame log as a [`Dir::Note`] (a remark beside the frames, shown in
+    /// evidence; never protocol, so no monitor judges it).
+    pub fn note(&self, text: impl Into<String>) {
+        let bytes = text.into().into_bytes();
+        lock(&self.log).push(WireEvent {
+            dir: Dir::Note,
+            t: self.start.elapsed(),
+            frame: Frame::Line(Line {
+                len: bytes.len() as u64,
+                bytes,
+                over_cap: false,
+                sha256: None,
+                terminated: true,
+                elided: false,
+            }),
+        });
+    }
+
     /// Total stderr bytes the peer wrote (including those not kept).
     pub fn stderr_bytes(&self) -> u64 {
         self.stderr_total.load(Ordering::Relaxed)
@@ -774,6 +798,21 @@ async fn read_lines<R: AsyncRead + Unpin>(
                 if tx.send(Some(line)).await.is_err() {
                     continue;
                 }
+            }
+            Ok(Some(line)) if marker.is_some() && line.bytes.starts_with(NOTE_MARKER) => {
+                let text = line.bytes[NOTE_MARKER.len()..].to_vec();
+                lock(&log).push(WireEvent {
+                    dir: Dir::Note,
+                    t: start.elapsed(),
+                    frame: Frame::Line(Line {
+                        len: text.len() as u64,
+                        bytes: text,
+                        over_cap: false,
+                        sha256: None,
+                        terminated: true,
+                        elided: false,
+                    }),
+                });
             }
             Ok(Some(line)) => {
                 // The log keeps whole lines up to the session's budget, then prefixes.
