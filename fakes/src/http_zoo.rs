@@ -97,6 +97,18 @@ pub fn http_catalogue() -> Vec<HttpFault> {
             &["mcp.http.header-mismatch"],
             ResponseMode::Json,
         ),
+        f(
+            "http-notification-error-200",
+            "answers every notification but notifications/initialized with 200 and a JSON-RPC error body: a reply, neither 202 nor an HTTP error status that refuses it",
+            &["mcp.base.notification-unanswered"],
+            ResponseMode::Json,
+        ),
+        f(
+            "http-header-mismatch-overreach",
+            "at 2026-07-28 answers HeaderMismatch (400, -32020) to a request whose _meta lacks clientCapabilities although its protocol version matches the header: -32020 where the transport gives no reason for it",
+            &["mcp.modern.meta-required"],
+            ResponseMode::Json,
+        ),
     ]
 }
 
@@ -314,6 +326,58 @@ pub fn faulty_router(
                         -32601,
                         &format!("this server accepts no notification {m}"),
                     ),
+                    _ => next.run(req).await,
+                }
+            },
+        )),
+        "http-notification-error-200" => clean.layer(axum::middleware::from_fn(
+            |req: Request, next: Next| async move {
+                if req.method() != Method::POST {
+                    return next.run(req).await;
+                }
+                let (req, bytes) = read_body(req).await;
+                let message: Option<serde_json::Value> = serde_json::from_slice(&bytes).ok();
+                let method = message
+                    .as_ref()
+                    .filter(|m| m.is_object() && m.get("id").is_none())
+                    .and_then(|m| m.get("method"))
+                    .and_then(serde_json::Value::as_str);
+                match method {
+                    Some(m) if m != "notifications/initialized" => (
+                        StatusCode::OK,
+                        [(header::CONTENT_TYPE, "application/json")],
+                        serde_json::json!({"jsonrpc": "2.0", "id": null,
+                            "error": {"code": -32601, "message": format!("unknown notification {m}")}})
+                        .to_string(),
+                    )
+                        .into_response(),
+                    _ => next.run(req).await,
+                }
+            },
+        )),
+        "http-header-mismatch-overreach" => clean.layer(axum::middleware::from_fn(
+            |req: Request, next: Next| async move {
+                let modern = req
+                    .headers()
+                    .get("mcp-protocol-version")
+                    .is_some_and(|v| v.as_bytes() == MODERN.as_bytes());
+                if req.method() != Method::POST || !modern {
+                    return next.run(req).await;
+                }
+                let (req, bytes) = read_body(req).await;
+                let Ok(message) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+                    return next.run(req).await;
+                };
+                let meta = message.get("params").and_then(|p| p.get("_meta"));
+                let lacks_caps = meta.is_some_and(|m| {
+                    m.get("io.modelcontextprotocol/clientCapabilities").is_none()
+                        && m.get("io.modelcontextprotocol/protocolVersion")
+                            == Some(&serde_json::json!(MODERN))
+                });
+                match message.get("id") {
+                    Some(id) if lacks_caps => {
+                        refusal(Some(id), -32020, "Header mismatch: clientCapabilities is missing")
+                    }
                     _ => next.run(req).await,
                 }
             },

@@ -1311,3 +1311,78 @@ pub fn catalogue() -> Vec<Check> {
 pub fn find(id: &str) -> Option<Check> {
     catalogue().into_iter().find(|c| c.id == id)
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+
+    fn error(code: i64, message: &str) -> Reply {
+        Reply::Message(json!({"jsonrpc": "2.0", "id": 2, "error": {"code": code, "message": message}}))
+    }
+
+    fn init_with_auth() -> Value {
+        json!({"protocolVersion": 1, "authMethods": [{"id": "login", "name": "Log in"}]})
+    }
+
+    #[test]
+    fn authentication_required_is_not_run_naming_the_auth_methods() {
+        let s = session_result("session/new", &error(-32000, "Authentication required"), &init_with_auth());
+        let Status::NotRun(m) = s else { panic!("{s:?}") };
+        assert!(m.contains("-32000 (Authentication required)"), "{m}");
+        assert!(m.contains("authMethods login"), "{m}");
+        assert!(m.contains("logged in"), "{m}");
+        assert!(!m.contains("refused"), "{m}");
+    }
+
+    #[test]
+    fn authentication_required_without_auth_methods_says_so() {
+        let s = session_result("session/new", &error(-32000, "auth"), &json!({"protocolVersion": 1}));
+        let Status::NotRun(m) = s else { panic!("{s:?}") };
+        assert!(m.contains("lists no authMethods"), "{m}");
+    }
+
+    #[test]
+    fn an_internal_error_is_reported_as_one_and_is_not_a_failure() {
+        let s = session_result("session/new", &error(-32603, "boom"), &json!({}));
+        let Status::NotRun(m) = s else { panic!("{s:?}") };
+        assert!(m.contains("internal error (-32603)"), "{m}");
+        assert!(!m.contains("refused"), "{m}");
+    }
+
+    #[test]
+    fn invalid_params_is_a_refusal() {
+        let s = session_result("session/new with `mcpServers: []`", &error(-32602, "need one"), &json!({}));
+        let Status::Violated(m) = s else { panic!("{s:?}") };
+        assert!(m.contains("refused as invalid params (-32602)"), "{m}");
+    }
+
+    #[test]
+    fn messages_carry_no_debug_text() {
+        for code in [None, Some(-1)] {
+            let w = code_words(code);
+            assert!(!w.contains("Some(") && !w.contains("None"), "{w}");
+        }
+    }
+
+    #[test]
+    fn the_tool_method_is_declared_or_advertised_or_none() {
+        let advertised = json!({"agentCapabilities": {"_meta": {"parity": {"toolMethod": "_x/tool"}}}});
+        let named = json!({"agentCapabilities": {"_meta": {"tools": ["_parity/tool"]}}});
+        let none = json!({"agentCapabilities": {"loadSession": false}});
+        assert_eq!(
+            acp::tool_method(Some("_d/tool"), &none),
+            Some(("_d/tool".to_string(), acp::ToolMethodSource::Declared))
+        );
+        assert_eq!(
+            acp::tool_method(None, &advertised),
+            Some(("_x/tool".to_string(), acp::ToolMethodSource::Advertised))
+        );
+        assert_eq!(
+            acp::tool_method(None, &named),
+            Some((acp::DEFAULT_TOOL_METHOD.to_string(), acp::ToolMethodSource::Advertised))
+        );
+        assert_eq!(acp::tool_method(None, &none), None);
+    }
+}

@@ -346,3 +346,135 @@ async fn post(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+    use crate::peer::Recv;
+    use crate::wire::Dir;
+    use tokio::io::AsyncWriteExt;
+    use tokio::net::TcpListener;
+
+    /// Serves every connection with the same raw `response`, reading one request head and
+    /// body first; stops when the test ends.
+    async fn serve(response: &'static str) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((mut sock, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let mut buf = vec![0u8; 64 * 1024];
+                    let mut got = Vec::new();
+                    // Read until the head ends and the declared body has come.
+                    loop {
+                        let n = match tokio::io::AsyncReadExt::read(&mut sock, &mut buf).await {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => n,
+                        };
+                        got.extend_from_slice(&buf[..n]);
+                        let text = String::from_utf8_lossy(&got).to_ascii_lowercase();
+                        if let Some(end) = text.find("\r\n\r\n") {
+                            let len = text
+                                .lines()
+                                .find_map(|l| l.strip_prefix("content-length:"))
+                                .and_then(|v| v.trim().parse::<usize>().ok())
+                                .unwrap_or(0);
+                            if got.len() >= end + 4 + len {
+                                break;
+                            }
+                        }
+                    }
+                    let _ = sock.write_all(response.as_bytes()).await;
+                    let _ = sock.shutdown().await;
+                });
+            }
+        });
+        format!("http://{addr}/mcp")
+    }
+
+    fn notes(p: &Peer) -> Vec<String> {
+        p.events()
+            .iter()
+            .filter(|e| e.dir == Dir::Note)
+            .map(|e| e.excerpt(2000))
+            .collect()
+    }
+
+    async fn one_line(p: &mut Peer, line: &str) -> Recv {
+        p.send_raw(format!("{line}\n").as_bytes()).await.unwrap();
+        p.recv(std::time::Instant::now() + Duration::from_secs(10))
+            .await
+    }
+
+    #[tokio::test]
+    async fn an_answer_without_json_rpc_is_noted_with_its_status_line_headers_and_body() {
+        let url = serve(
+            "HTTP/1.1 415 Unsupported Media Type\r\nContent-Type: text/plain\r\nContent-Length: 24\r\n\r\nunsupported content type",
+        )
+        .await;
+        let mut p = peer(&url, 1 << 20, Duration::from_secs(10)).unwrap();
+        let got = one_line(&mut p, "garbage").await;
+        assert!(matches!(got, Recv::Timeout), "no JSON-RPC line may come");
+        let n = notes(&p);
+        assert_eq!(n.len(), 1, "{n:?}");
+        assert!(n[0].contains("HTTP 415 Unsupported Media Type"), "{n:?}");
+        assert!(n[0].contains("content-type: text/plain"), "{n:?}");
+        assert!(n[0].contains("content-length: 24"), "{n:?}");
+        assert!(
+            n[0].contains("body (24 bytes): unsupported content type"),
+            "{n:?}"
+        );
+        let shown = crate::check::evidence(&p.events()).join("\n");
+        assert!(shown.contains("· ") && shown.contains("HTTP 415"), "{shown}");
+    }
+
+    #[tokio::test]
+    async fn a_notification_refused_with_an_http_error_status_is_not_answered() {
+        let body = r#"{"jsonrpc":"2.0","error":{"code":-32601,"message":"no"}}"#;
+        let response: &'static str = Box::leak(
+            format!(
+                "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            )
+            .into_boxed_str(),
+        );
+        let url = serve(response).await;
+        let mut p = peer(&url, 1 << 20, Duration::from_secs(10)).unwrap();
+        let got = one_line(&mut p, r#"{"jsonrpc":"2.0","method":"notifications/x"}"#).await;
+        assert!(
+            matches!(got, Recv::Timeout),
+            "the id-less error of a refusal is not a reply"
+        );
+        let n = notes(&p);
+        assert!(n.iter().any(|l| l.contains("refused by HTTP status")
+            && l.contains("HTTP 400 Bad Request")
+            && l.contains("-32601")), "{n:?}");
+        // The same body to a request is its answer.
+        let got = one_line(&mut p, r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).await;
+        assert!(matches!(got, Recv::Line(_)), "a request's error body is delivered");
+    }
+
+    #[tokio::test]
+    async fn a_notification_answered_200_with_an_error_body_is_an_answer() {
+        let body = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32601,"message":"no"}}"#;
+        let response: &'static str = Box::leak(
+            format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            )
+            .into_boxed_str(),
+        );
+        let url = serve(response).await;
+        let mut p = peer(&url, 1 << 20, Duration::from_secs(10)).unwrap();
+        let got = one_line(&mut p, r#"{"jsonrpc":"2.0","method":"notifications/x"}"#).await;
+        match got {
+            Recv::Line(l) => assert_eq!(
+                serde_json::from_slice::<Value>(&l.bytes).unwrap(),
+                serde_json::from_str::<Value>(body).unwrap()
+            ),
+            _ => panic!("a 200 with a JSON-RPC body answers the notification"),
+        }
+    }
+}
