@@ -99,13 +99,13 @@ pub fn http_catalogue() -> Vec<HttpFault> {
         ),
         f(
             "http-notification-error-200",
-            "answers every notification but notifications/initialized with 200 and a JSON-RPC error body: a reply, neither 202 nor an HTTP error status that refuses it",
+            "answers notifications (all but notifications/initialized) with 200 and a JSON-RPC error body: a reply, not 202 or a refusal by HTTP status",
             &["mcp.base.notification-unanswered"],
             ResponseMode::Json,
         ),
         f(
             "http-header-mismatch-overreach",
-            "at 2026-07-28 answers HeaderMismatch (400, -32020) to a request whose _meta lacks clientCapabilities although its protocol version matches the header: -32020 where the transport gives no reason for it",
+            "at 2026-07-28 answers HeaderMismatch (400, -32020) to a request whose _meta lacks only clientCapabilities, though its version matches the header",
             &["mcp.modern.meta-required"],
             ResponseMode::Json,
         ),
@@ -183,7 +183,8 @@ async fn read_body(req: Request) -> (Request, Vec<u8>) {
 
 /// A 400 answer with a JSON-RPC error body (`id` left out when `None`).
 fn refusal(id: Option<&serde_json::Value>, code: i64, message: &str) -> Response {
-    let mut body = serde_json::json!({"jsonrpc": "2.0", "error": {"code": code, "message": message}});
+    let mut body =
+        serde_json::json!({"jsonrpc": "2.0", "error": {"code": code, "message": message}});
     if let (Some(id), Some(o)) = (id, body.as_object_mut()) {
         o.insert("id".into(), id.clone());
     }

@@ -224,8 +224,12 @@ async fn parse_error_body(_ctx: &Ctx, c: &mut Client, _init: &Value) -> Status {
                 let code = v.pointer("/error/code").and_then(Value::as_i64);
                 if v.get("id") != Some(&Value::Null) {
                     violated(match v.get("id") {
-                        Some(id) => format!("the parse error was answered with id {id}, not null: {v}"),
-                        None => format!("the parse error was answered without an id, not with id null: {v}"),
+                        Some(id) => {
+                            format!("the parse error was answered with id {id}, not null: {v}")
+                        }
+                        None => format!(
+                            "the parse error was answered without an id, not with id null: {v}"
+                        ),
                     })
                 } else if code != Some(-32700) {
                     violated(format!(
@@ -1319,7 +1323,9 @@ mod tests {
     use super::*;
 
     fn error(code: i64, message: &str) -> Reply {
-        Reply::Message(json!({"jsonrpc": "2.0", "id": 2, "error": {"code": code, "message": message}}))
+        Reply::Message(
+            json!({"jsonrpc": "2.0", "id": 2, "error": {"code": code, "message": message}}),
+        )
     }
 
     fn init_with_auth() -> Value {
@@ -1328,8 +1334,14 @@ mod tests {
 
     #[test]
     fn authentication_required_is_not_run_naming_the_auth_methods() {
-        let s = session_result("session/new", &error(-32000, "Authentication required"), &init_with_auth());
-        let Status::NotRun(m) = s else { panic!("{s:?}") };
+        let s = session_result(
+            "session/new",
+            &error(-32000, "Authentication required"),
+            &init_with_auth(),
+        );
+        let Status::NotRun(m) = s else {
+            panic!("{s:?}")
+        };
         assert!(m.contains("-32000 (Authentication required)"), "{m}");
         assert!(m.contains("authMethods login"), "{m}");
         assert!(m.contains("logged in"), "{m}");
@@ -1338,23 +1350,37 @@ mod tests {
 
     #[test]
     fn authentication_required_without_auth_methods_says_so() {
-        let s = session_result("session/new", &error(-32000, "auth"), &json!({"protocolVersion": 1}));
-        let Status::NotRun(m) = s else { panic!("{s:?}") };
+        let s = session_result(
+            "session/new",
+            &error(-32000, "auth"),
+            &json!({"protocolVersion": 1}),
+        );
+        let Status::NotRun(m) = s else {
+            panic!("{s:?}")
+        };
         assert!(m.contains("lists no authMethods"), "{m}");
     }
 
     #[test]
     fn an_internal_error_is_reported_as_one_and_is_not_a_failure() {
         let s = session_result("session/new", &error(-32603, "boom"), &json!({}));
-        let Status::NotRun(m) = s else { panic!("{s:?}") };
+        let Status::NotRun(m) = s else {
+            panic!("{s:?}")
+        };
         assert!(m.contains("internal error (-32603)"), "{m}");
         assert!(!m.contains("refused"), "{m}");
     }
 
     #[test]
     fn invalid_params_is_a_refusal() {
-        let s = session_result("session/new with `mcpServers: []`", &error(-32602, "need one"), &json!({}));
-        let Status::Violated(m) = s else { panic!("{s:?}") };
+        let s = session_result(
+            "session/new with `mcpServers: []`",
+            &error(-32602, "need one"),
+            &json!({}),
+        );
+        let Status::Violated(m) = s else {
+            panic!("{s:?}")
+        };
         assert!(m.contains("refused as invalid params (-32602)"), "{m}");
     }
 
@@ -1368,7 +1394,8 @@ mod tests {
 
     #[test]
     fn the_tool_method_is_declared_or_advertised_or_none() {
-        let advertised = json!({"agentCapabilities": {"_meta": {"parity": {"toolMethod": "_x/tool"}}}});
+        let advertised =
+            json!({"agentCapabilities": {"_meta": {"parity": {"toolMethod": "_x/tool"}}}});
         let named = json!({"agentCapabilities": {"_meta": {"tools": ["_parity/tool"]}}});
         let none = json!({"agentCapabilities": {"loadSession": false}});
         assert_eq!(
@@ -1381,7 +1408,10 @@ mod tests {
         );
         assert_eq!(
             acp::tool_method(None, &named),
-            Some((acp::DEFAULT_TOOL_METHOD.to_string(), acp::ToolMethodSource::Advertised))
+            Some((
+                acp::DEFAULT_TOOL_METHOD.to_string(),
+                acp::ToolMethodSource::Advertised
+            ))
         );
         assert_eq!(acp::tool_method(None, &none), None);
     }

@@ -162,10 +162,7 @@ impl<'a> Http<'a> {
                     Some(p) => {
                         self.evidence
                             .push(format!("← {} · cut at the deadline", p.summary(Some(600))));
-                        format!(
-                            "{} came, but its body did not end",
-                            p.status_line()
-                        )
+                        format!("{} came, but its body did not end", p.status_line())
                     }
                     None => "no status line came".to_string(),
                 };

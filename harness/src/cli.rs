@@ -2291,13 +2291,9 @@ async fn cmd_fake(fault: Option<String>, list: bool) -> i32 {
         if let Some(m) = tool_method {
             config.tool_method = m.to_string();
         }
-        let code = parity_fakes::serve_faulty_acp(
-            make(),
-            config,
-            tokio::io::stdin(),
-            tokio::io::stdout(),
-        )
-        .await;
+        let code =
+            parity_fakes::serve_faulty_acp(make(), config, tokio::io::stdin(), tokio::io::stdout())
+                .await;
         drop(_guard);
         std::process::exit(code);
     }

@@ -286,10 +286,7 @@ async fn post(
         Err(crate::http::HttpError::Timeout { partial: None }) => {
             note(
                 out,
-                &format!(
-                    "{name} → no status line within {} ms",
-                    deadline.as_millis()
-                ),
+                &format!("{name} → no status line within {} ms", deadline.as_millis()),
             );
             return;
         }
@@ -427,7 +424,10 @@ mod tests {
             "{n:?}"
         );
         let shown = crate::check::evidence(&p.events()).join("\n");
-        assert!(shown.contains("· ") && shown.contains("HTTP 415"), "{shown}");
+        assert!(
+            shown.contains("· ") && shown.contains("HTTP 415"),
+            "{shown}"
+        );
     }
 
     #[tokio::test]
@@ -448,12 +448,18 @@ mod tests {
             "the id-less error of a refusal is not a reply"
         );
         let n = notes(&p);
-        assert!(n.iter().any(|l| l.contains("refused by HTTP status")
-            && l.contains("HTTP 400 Bad Request")
-            && l.contains("-32601")), "{n:?}");
+        assert!(
+            n.iter().any(|l| l.contains("refused by HTTP status")
+                && l.contains("HTTP 400 Bad Request")
+                && l.contains("-32601")),
+            "{n:?}"
+        );
         // The same body to a request is its answer.
         let got = one_line(&mut p, r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).await;
-        assert!(matches!(got, Recv::Line(_)), "a request's error body is delivered");
+        assert!(
+            matches!(got, Recv::Line(_)),
+            "a request's error body is delivered"
+        );
     }
 
     #[tokio::test]

@@ -660,7 +660,7 @@ pub fn parse(file: &str, text: &str) -> Result<Target, TargetError> {
                 return Err(err_at(
                     m.span().start,
                     "surfaces.acp.tool_method",
-                    "the tool method must not be empty (omit the key for `_parity/tool`)".into(),
+                    "the tool method must not be empty (omit the key to declare none)".into(),
                 ))
             }
             Some(m) => Some(m.get_ref().clone()),

@@ -124,7 +124,10 @@ fn an_agent_that_requires_authentication_is_not_run_and_told_why() {
         assert_eq!(got.len(), 1, "{check}\n{r}");
         let (id, verdict, message, _) = &got[0];
         assert_eq!(verdict, "not-run", "{id}: {message}");
-        assert!(message.contains("-32000 (Authentication required)"), "{id}: {message}");
+        assert!(
+            message.contains("-32000 (Authentication required)"),
+            "{id}: {message}"
+        );
         assert!(message.contains("parity-login"), "{id}: {message}");
         assert!(!message.contains("refused"), "{id}: {message}");
     }
@@ -200,14 +203,26 @@ fn each_benign_http_server_passes_what_it_lists() {
 
 #[test]
 fn a_refused_notification_passes_and_the_evidence_shows_the_refusal() {
-    let r = run_http("http-notification-refused", Some("mcp.base.notification-unanswered*"));
+    let r = run_http(
+        "http-notification-refused",
+        Some("mcp.base.notification-unanswered*"),
+    );
     let got = cases_of(&r, "mcp.base.notification-unanswered");
     assert!(!got.is_empty(), "{r}");
     for (id, verdict, message, evidence) in got {
         assert_eq!(verdict, "pass", "{id}: {message}\n{evidence}");
-        assert!(evidence.contains("refused by HTTP status"), "{id}\n{evidence}");
-        assert!(evidence.contains("HTTP 400 Bad Request"), "{id}\n{evidence}");
-        assert!(evidence.contains("content-type: application/json"), "{id}\n{evidence}");
+        assert!(
+            evidence.contains("refused by HTTP status"),
+            "{id}\n{evidence}"
+        );
+        assert!(
+            evidence.contains("HTTP 400 Bad Request"),
+            "{id}\n{evidence}"
+        );
+        assert!(
+            evidence.contains("content-type: application/json"),
+            "{id}\n{evidence}"
+        );
     }
 }
 
@@ -221,7 +236,10 @@ fn header_mismatch_at_2026_07_28_over_http_is_accepted_and_said_so() {
     assert_eq!(got.len(), 1, "{r}");
     let (id, verdict, message, evidence) = &got[0];
     assert_eq!(verdict, "pass", "{id}: {message}\n{evidence}");
-    assert!(evidence.contains("-32020 (HeaderMismatch), accepted"), "{evidence}");
+    assert!(
+        evidence.contains("-32020 (HeaderMismatch), accepted"),
+        "{evidence}"
+    );
 }
 
 #[test]
@@ -252,7 +270,15 @@ fn over_stdio_the_rules_are_as_strict_as_before() {
     ] {
         let mcp = fake_cmd(fault);
         let filter = format!("{check}@*");
-        let r = run_json(&["run", "--mcp", &mcp, "--profile", "mcp", "--filter", &filter]);
+        let r = run_json(&[
+            "run",
+            "--mcp",
+            &mcp,
+            "--profile",
+            "mcp",
+            "--filter",
+            &filter,
+        ]);
         no_leftovers(&r);
         let got = cases_of(&r, check);
         assert!(!got.is_empty(), "{fault}\n{r}");
