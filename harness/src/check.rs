@@ -655,6 +655,20 @@ pub fn evidence(events: &[WireEvent]) -> Vec<String> {
         .collect()
 }
 
+/// Words for "the awaited response did not come", true to the transport: over stdio, `no
+/// response before the deadline`; over a bridge (Streamable HTTP), where the answer to each
+/// POST has come when the wait ends, `no JSON-RPC response came back (the last HTTP answer:
+/// HTTP 415 Unsupported Media Type · …)`, so a message never says nothing came when an answer
+/// did.
+pub fn no_response(client: &Client) -> String {
+    match client.peer.last_note() {
+        Some(n) if client.peer.is_bridged() => {
+            format!("no JSON-RPC response came back (the last HTTP answer: {n})")
+        }
+        _ => "no response before the deadline".to_string(),
+    }
+}
+
 /// Evidence of a client's session so far.
 pub fn client_evidence(client: &Client) -> Vec<String> {
     evidence(&client.peer.events())

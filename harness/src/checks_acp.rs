@@ -1240,7 +1240,7 @@ pub fn catalogue() -> Vec<Check> {
         },
         Check {
             id: "acp.ext.tool-method-served",
-            requirement: "The agent serves the target's tool extension method: a call of a tool that does not exist gets the method's own answer (an outcome or an error), not -32601 as for a method the agent lacks.",
+            requirement: "The agent serves the target's tool extension method (the declared one, else the one the agent advertises; skipped when there is neither): a call of a tool that does not exist gets the method's own answer (an outcome or an error), not -32601 as for a method the agent lacks.",
             level: Level::Robustness,
             quote: "Implementations MAY expose and call custom JSON-RPC requests as long as their name starts with an underscore (_).",
             section: "acp:extensibility#custom-requests",
@@ -1250,7 +1250,7 @@ pub fn catalogue() -> Vec<Check> {
         },
         Check {
             id: "acp.ext.tool-method-advertised",
-            requirement: "The agent advertises the tool extension method under `agentCapabilities._meta`.",
+            requirement: "The agent advertises the declared tool extension method under `agentCapabilities._meta` (with none declared: passes when it advertises one, skipped when it advertises none).",
             level: Level::Should,
             quote: "Implementations SHOULD use the _meta field in capability objects to advertise support for extensions and their methods.",
             section: "acp:extensibility#advertising-custom-capabilities",
@@ -1260,7 +1260,7 @@ pub fn catalogue() -> Vec<Check> {
         },
         Check {
             id: "acp.session.new-empty-mcp-servers",
-            requirement: "session/new with an absolute `cwd` and `mcpServers: []` creates a session (a string `sessionId`).",
+            requirement: "session/new with an absolute `cwd` and `mcpServers: []` creates a session (a string `sessionId`); an agent that answers -32000 (Authentication required) or -32603 (Internal error) cannot be judged and is not-run.",
             level: Level::Must,
             quote: "The Agent MUST respond with a unique Session ID that identifies this conversation.",
             section: "acp:session-setup#creating-a-session",

@@ -214,7 +214,7 @@ async fn invalid_request_body(ctx: &Ctx, c: &mut Client) -> Status {
         }
         let got = match c.next_response().await {
             Ok(g) => g,
-            Err(_) => return violated(format!("no response to {what}")),
+            Err(_) => return violated(format!("{what}: {}", crate::check::no_response(c))),
         };
         let Some(v) = got.value() else {
             return violated(format!("the answer to {what} is not JSON"));

@@ -423,6 +423,8 @@ mod tests {
             n[0].contains("body (24 bytes): unsupported content type"),
             "{n:?}"
         );
+        assert!(p.is_bridged());
+        assert!(p.last_note().is_some_and(|n| n.contains("HTTP 415")));
         let shown = crate::check::evidence(&p.events()).join("\n");
         assert!(
             shown.contains("· ") && shown.contains("HTTP 415"),

@@ -627,6 +627,22 @@ impl Peer {
         lock(&self.log).clone()
     }
 
+    /// Whether this peer is a bridge to another transport ([`Peer::bridged`]).
+    pub fn is_bridged(&self) -> bool {
+        self.settling.is_some()
+    }
+
+    /// The text of the last [`Dir::Note`] in the frame log (for a bridged peer over HTTP: what
+    /// the last answer was at the HTTP level), if any.
+    pub fn last_note(&self) -> Option<String> {
+        lock(&self.log)
+            .iter()
+            .rev()
+            .find(|e| e.dir == Dir::Note)
+            .and_then(|e| e.line())
+            .map(|l| String::from_utf8_lossy(&l.bytes).into_owned())
+    }
+
     /// Adds `text` to the frame log as a [`Dir::Note`] (a remark beside the frames, shown in
     /// evidence; never protocol, so no monitor judges it).
     pub fn note(&self, text: impl Into<String>) {
