@@ -4,7 +4,7 @@
 //! (`parity_reference::acp`), plus an entry in [`acp_catalogue`] naming the checks it must trip.
 
 use crate::layer::{emit, error_code, error_reply, parse, MapOut, Methods};
-use crate::{AcpFaultInfo, AcpProfile, Fault, Flow, Io};
+use crate::{AcpBenignInfo, AcpFaultInfo, AcpProfile, Fault, Flow, Io};
 use parity_reference::acp::TOOL_METHOD;
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
@@ -866,6 +866,131 @@ pub fn acp_catalogue() -> &'static [AcpFaultInfo] {
                 None,
                 || Box::<LongStringDrift>::default()
             ),
+        ]
+    })
+}
+
+// --- benign agents ---------------------------------------------------------------------------
+
+/// The one method id the authenticating agent offers.
+const AUTH_METHOD: &str = "parity-login";
+
+/// Requires `authenticate` before any session method: advertises one agent-handled auth
+/// method in the initialize result and answers `session/new`, `session/load` and
+/// `session/prompt` with −32000 (Authentication required) until `authenticate` names it
+/// (then `{}`, and every request is forwarded as usual).
+#[derive(Default)]
+struct AuthRequired {
+    methods: Methods,
+    authenticated: bool,
+}
+impl Fault for AuthRequired {
+    fn on_input(&mut self, line: &[u8], io: &mut Io) -> Flow {
+        self.methods.note(line);
+        if let Some(v) = parse(line) {
+            if let (Some(method), Some(id)) = (request_method(&v), v.get("id")) {
+                if method == "authenticate" {
+                    let answer = if v.pointer("/params/methodId") == Some(&json!(AUTH_METHOD)) {
+                        self.authenticated = true;
+                        json!({"jsonrpc": "2.0", "id": id, "result": {}})
+                    } else {
+                        error_reply(id, -32602, "unknown authentication method")
+                    };
+                    emit(io, &answer);
+                    return Flow::Continue;
+                }
+                let gated = matches!(method, "session/new" | "session/load" | "session/prompt");
+                if gated && !self.authenticated {
+                    emit(io, &error_reply(id, -32000, "Authentication required"));
+                    return Flow::Continue;
+                }
+            }
+        }
+        io.to_server.push(line.to_vec());
+        Flow::Continue
+    }
+    fn on_output(&mut self, line: &[u8], io: &mut Io) {
+        let Some(mut v) = parse(line) else {
+            io.client_line(line);
+            return;
+        };
+        if is_response(&v) && self.methods.of(&v) == Some("initialize") {
+            if let Some(r) = v.get_mut("result").and_then(Value::as_object_mut) {
+                r.insert(
+                    "authMethods".into(),
+                    json!([{"id": AUTH_METHOD, "name": "parity login",
+                        "description": "a benign peer: any client that calls authenticate with this id is let in"}]),
+                );
+            }
+        }
+        emit(io, &v);
+    }
+}
+
+/// An agent with no extension at all: no `agentCapabilities._meta`, and the tool method is a
+/// method it does not have (−32601).
+#[derive(Default)]
+struct NoExtensions {
+    methods: Methods,
+}
+impl Fault for NoExtensions {
+    fn on_input(&mut self, line: &[u8], io: &mut Io) -> Flow {
+        self.methods.note(line);
+        if let Some(answer) = parse(line).as_ref().and_then(no_tool_method) {
+            emit(io, &answer);
+            return Flow::Continue;
+        }
+        io.to_server.push(line.to_vec());
+        Flow::Continue
+    }
+    fn on_output(&mut self, line: &[u8], io: &mut Io) {
+        let Some(mut v) = parse(line) else {
+            io.client_line(line);
+            return;
+        };
+        if is_response(&v) && self.methods.of(&v) == Some("initialize") {
+            no_meta(&mut v);
+        }
+        emit(io, &v);
+    }
+}
+
+/// Every benign ACP agent: correct but unusual, each with the checks it must pass (no fail
+/// and no warn). Served by `parity fake <name>`, like the faulty ones; the target declares
+/// no tool method for them.
+pub fn acp_benign_catalogue() -> &'static [AcpBenignInfo] {
+    static BENIGN: std::sync::OnceLock<Vec<AcpBenignInfo>> = std::sync::OnceLock::new();
+    BENIGN.get_or_init(|| {
+        vec![
+            AcpBenignInfo {
+                name: "acp-auth-required",
+                description: "advertises one authMethods entry and answers session/new, session/load and session/prompt with -32000 (Authentication required) until the client calls authenticate with it",
+                passes: &[
+                    "acp.session.new-empty-mcp-servers",
+                    "acp.session.new-stdio-server",
+                    "acp.session.new-invalid-params",
+                    "acp.prompt.stop-reason",
+                    "acp.prompt.cancel",
+                    "acp.base.id-echo",
+                    "acp.ext.tool-method-served",
+                    "acp.ext.tool-method-advertised",
+                    "acp.schema.v1-messages",
+                ],
+                tool_method: None,
+                make: || Box::<AuthRequired>::default(),
+            },
+            AcpBenignInfo {
+                name: "acp-no-extensions",
+                description: "declares no extension: no agentCapabilities._meta, and the tool method is answered -32601 like any method it lacks",
+                passes: &[
+                    "acp.ext.tool-method-prefix",
+                    "acp.ext.tool-method-served",
+                    "acp.ext.tool-method-advertised",
+                    "acp.ext.unknown-request-method-not-found",
+                ],
+                tool_method: None,
+                make: || Box::<NoExtensions>::default(),
+            },
         ]
     })
 }

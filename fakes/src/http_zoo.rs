@@ -97,12 +97,103 @@ pub fn http_catalogue() -> Vec<HttpFault> {
             &["mcp.http.header-mismatch"],
             ResponseMode::Json,
         ),
+        f(
+            "http-notification-error-200",
+            "answers notifications (all but notifications/initialized) with 200 and a JSON-RPC error body: a reply, not 202 or a refusal by HTTP status",
+            &["mcp.base.notification-unanswered"],
+            ResponseMode::Json,
+        ),
+        f(
+            "http-header-mismatch-overreach",
+            "at 2026-07-28 answers HeaderMismatch (400, -32020) to a request whose _meta lacks only clientCapabilities, though its version matches the header",
+            &["mcp.modern.meta-required"],
+            ResponseMode::Json,
+        ),
     ]
 }
 
 /// Finds a faulty HTTP server by name.
 pub fn find_http_fault(name: &str) -> Option<HttpFault> {
     http_catalogue().into_iter().find(|f| f.name == name)
+}
+
+/// One benign HTTP server: the reference router behind a layer that makes it correct but
+/// unusual (a conforming server parity must not fail or warn about).
+#[derive(Debug, Clone, Copy)]
+pub struct HttpBenign {
+    /// Name used by `parity fake-http <name>`.
+    pub name: &'static str,
+    /// What is unusual about it, in one sentence.
+    pub description: &'static str,
+    /// Check ids it must pass: none of them may fail or warn (`skip` is allowed where the
+    /// check says why its rule is not in play).
+    pub passes: &'static [&'static str],
+}
+
+impl HttpBenign {
+    /// The layer that serves it, as [`serve_http_fault`] takes one (no check must fail).
+    pub fn layer(&self) -> HttpFault {
+        HttpFault {
+            name: self.name,
+            description: self.description,
+            checks: &[],
+            response: ResponseMode::Json,
+        }
+    }
+}
+
+/// Every benign HTTP server, each with the checks it must pass.
+pub fn http_benign_catalogue() -> Vec<HttpBenign> {
+    vec![
+        HttpBenign {
+            name: "http-notification-refused",
+            description: "refuses every notification POST but notifications/initialized with 400 and an id-less -32601 error body, as the transport lets a server that cannot accept one do",
+            passes: &["mcp.base.notification-unanswered", "mcp.http.notification-accepted"],
+        },
+        HttpBenign {
+            name: "http-meta-header-mismatch",
+            description: "at 2026-07-28 answers a POST whose MCP-Protocol-Version header names a version its body's _meta does not carry with 400 and HeaderMismatch (-32020), as the transport requires",
+            passes: &[
+                "mcp.modern.meta-required",
+                "mcp.base.invalid-request",
+                "mcp.base.notification-unanswered",
+                "mcp.http.protocol-version-header",
+            ],
+        },
+    ]
+}
+
+/// Finds a benign HTTP server by name.
+pub fn find_http_benign(name: &str) -> Option<HttpBenign> {
+    http_benign_catalogue().into_iter().find(|f| f.name == name)
+}
+
+/// The revision whose POSTs carry their version in `_meta` as well as in the header.
+const MODERN: &str = "2026-07-28";
+
+/// The body of a POST, and the request rebuilt around the same bytes.
+async fn read_body(req: Request) -> (Request, Vec<u8>) {
+    let (parts, body) = req.into_parts();
+    let bytes = axum::body::to_bytes(body, 64 * 1024 * 1024)
+        .await
+        .map(|b| b.to_vec())
+        .unwrap_or_default();
+    (Request::from_parts(parts, Body::from(bytes.clone())), bytes)
+}
+
+/// A 400 answer with a JSON-RPC error body (`id` left out when `None`).
+fn refusal(id: Option<&serde_json::Value>, code: i64, message: &str) -> Response {
+    let mut body =
+        serde_json::json!({"jsonrpc": "2.0", "error": {"code": code, "message": message}});
+    if let (Some(id), Some(o)) = (id, body.as_object_mut()) {
+        o.insert("id".into(), id.clone());
+    }
+    (
+        StatusCode::BAD_REQUEST,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
 }
 
 async fn body_bytes(response: Response) -> (axum::http::response::Parts, Vec<u8>) {
@@ -216,6 +307,115 @@ pub fn faulty_router(
                         .into_response();
                 }
                 next.run(req).await
+            },
+        )),
+        "http-notification-refused" => clean.layer(axum::middleware::from_fn(
+            |req: Request, next: Next| async move {
+                if req.method() != Method::POST {
+                    return next.run(req).await;
+                }
+                let (req, bytes) = read_body(req).await;
+                let message: Option<serde_json::Value> = serde_json::from_slice(&bytes).ok();
+                let method = message
+                    .as_ref()
+                    .filter(|m| m.is_object() && m.get("id").is_none())
+                    .and_then(|m| m.get("method"))
+                    .and_then(serde_json::Value::as_str);
+                match method {
+                    Some(m) if m != "notifications/initialized" => refusal(
+                        None,
+                        -32601,
+                        &format!("this server accepts no notification {m}"),
+                    ),
+                    _ => next.run(req).await,
+                }
+            },
+        )),
+        "http-notification-error-200" => clean.layer(axum::middleware::from_fn(
+            |req: Request, next: Next| async move {
+                if req.method() != Method::POST {
+                    return next.run(req).await;
+                }
+                let (req, bytes) = read_body(req).await;
+                let message: Option<serde_json::Value> = serde_json::from_slice(&bytes).ok();
+                let method = message
+                    .as_ref()
+                    .filter(|m| m.is_object() && m.get("id").is_none())
+                    .and_then(|m| m.get("method"))
+                    .and_then(serde_json::Value::as_str);
+                match method {
+                    Some(m) if m != "notifications/initialized" => (
+                        StatusCode::OK,
+                        [(header::CONTENT_TYPE, "application/json")],
+                        serde_json::json!({"jsonrpc": "2.0", "id": null,
+                            "error": {"code": -32601, "message": format!("unknown notification {m}")}})
+                        .to_string(),
+                    )
+                        .into_response(),
+                    _ => next.run(req).await,
+                }
+            },
+        )),
+        "http-header-mismatch-overreach" => clean.layer(axum::middleware::from_fn(
+            |req: Request, next: Next| async move {
+                let modern = req
+                    .headers()
+                    .get("mcp-protocol-version")
+                    .is_some_and(|v| v.as_bytes() == MODERN.as_bytes());
+                if req.method() != Method::POST || !modern {
+                    return next.run(req).await;
+                }
+                let (req, bytes) = read_body(req).await;
+                let Ok(message) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+                    return next.run(req).await;
+                };
+                let meta = message.get("params").and_then(|p| p.get("_meta"));
+                let lacks_caps = meta.is_some_and(|m| {
+                    m.get("io.modelcontextprotocol/clientCapabilities").is_none()
+                        && m.get("io.modelcontextprotocol/protocolVersion")
+                            == Some(&serde_json::json!(MODERN))
+                });
+                match message.get("id") {
+                    Some(id) if lacks_caps => {
+                        refusal(Some(id), -32020, "Header mismatch: clientCapabilities is missing")
+                    }
+                    _ => next.run(req).await,
+                }
+            },
+        )),
+        "http-meta-header-mismatch" => clean.layer(axum::middleware::from_fn(
+            |req: Request, next: Next| async move {
+                let header = req
+                    .headers()
+                    .get("mcp-protocol-version")
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned);
+                if req.method() != Method::POST || header.as_deref() != Some(MODERN) {
+                    return next.run(req).await;
+                }
+                let (req, bytes) = read_body(req).await;
+                let Ok(message) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+                    return next.run(req).await;
+                };
+                if !message.is_object() || message.get("method").is_none() {
+                    return next.run(req).await;
+                }
+                let carried = message
+                    .get("params")
+                    .and_then(|p| p.get("_meta"))
+                    .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion"))
+                    .and_then(serde_json::Value::as_str);
+                if carried == Some(MODERN) {
+                    return next.run(req).await;
+                }
+                refusal(
+                    message.get("id"),
+                    -32020,
+                    &format!(
+                        "Header mismatch: MCP-Protocol-Version is {MODERN}, but the body's _meta carries {}",
+                        carried.map_or("no protocol version".to_owned(), |c| format!("version {c}"))
+                    ),
+                )
             },
         )),
         "http-header-mismatch-ignored" => clean.layer(axum::middleware::from_fn(

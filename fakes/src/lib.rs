@@ -23,11 +23,14 @@ use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
-pub use acp_zoo::acp_catalogue;
+pub use acp_zoo::{acp_benign_catalogue, acp_catalogue};
 pub use benign::{benign_catalogue, SLOW_START_MS};
 pub use dispatcher_zoo::{dispatcher_catalogue, find_dispatcher_fault, DispatcherFault};
 pub use facade::{facade_catalogue, find_facade_fault, FacadeFault};
-pub use http_zoo::{find_http_fault, http_catalogue, serve_http_fault, HttpFault};
+pub use http_zoo::{
+    find_http_benign, find_http_fault, http_benign_catalogue, http_catalogue, serve_http_fault,
+    HttpBenign, HttpFault,
+};
 pub use hygiene_zoo::{find_host_fault, host_catalogue, serve_host, HostFault, HOST_HELPERS};
 pub use zoo::catalogue;
 
@@ -156,6 +159,27 @@ pub struct AcpFaultInfo {
 /// Looks an ACP fault up by name.
 pub fn find_acp(name: &str) -> Option<&'static AcpFaultInfo> {
     acp_catalogue().iter().find(|f| f.name == name)
+}
+
+/// One benign ACP agent: the reference ACP agent behind a layer that makes it correct but
+/// unusual (a conforming agent parity must not fail or warn about).
+pub struct AcpBenignInfo {
+    /// Name used by `parity fake <name>` (always starts with `acp-`).
+    pub name: &'static str,
+    /// What is unusual about it, in one sentence.
+    pub description: &'static str,
+    /// Check ids it must pass: none of them may fail or warn (`skip` and `not-run` are allowed
+    /// where the check says why it could not judge).
+    pub passes: &'static [&'static str],
+    /// The tool method the target declares for it; `None`: the target declares none.
+    pub tool_method: Option<&'static str>,
+    /// Builds a fresh instance of its layer.
+    pub make: fn() -> Box<dyn Fault>,
+}
+
+/// Looks a benign ACP agent up by name.
+pub fn find_acp_benign(name: &str) -> Option<&'static AcpBenignInfo> {
+    acp_benign_catalogue().iter().find(|f| f.name == name)
 }
 
 /// Serves the reference ACP agent through `fault` over the given client streams, like

@@ -35,6 +35,63 @@ pub const UNSUPPORTED_PROBE: u64 = 65535;
 /// The tool extension method of the reference agent, used when the target names none.
 pub const DEFAULT_TOOL_METHOD: &str = "_parity/tool";
 
+/// The ACP error code "Authentication required" (v1 schema `ErrorCode`, −32000): the agent
+/// wants `authenticate` with one of its `authMethods` before the request.
+pub const AUTH_REQUIRED: i64 = -32000;
+
+/// The tool method an agent advertises in its `initialize` result: the string at
+/// `agentCapabilities._meta.parity.toolMethod` (the reference agent's convention), else
+/// [`DEFAULT_TOOL_METHOD`] when `agentCapabilities._meta` names it anywhere (as a key or a
+/// string value); `None` when it advertises neither.
+pub fn advertised_tool_method(init: &Value) -> Option<String> {
+    let meta = init.pointer("/agentCapabilities/_meta")?;
+    if let Some(m) = meta.pointer("/parity/toolMethod").and_then(Value::as_str) {
+        return Some(m.to_string());
+    }
+    fn names(v: &Value, needle: &str) -> bool {
+        match v {
+            Value::String(s) => s == needle,
+            Value::Array(a) => a.iter().any(|x| names(x, needle)),
+            Value::Object(o) => o.iter().any(|(k, x)| k == needle || names(x, needle)),
+            _ => false,
+        }
+    }
+    names(meta, DEFAULT_TOOL_METHOD).then(|| DEFAULT_TOOL_METHOD.to_string())
+}
+
+/// Where the tool method a case calls comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolMethodSource {
+    /// The target declares it (`--tool-method`, or `tool_method` under `[surfaces.acp]`).
+    Declared,
+    /// The target declares none; the agent advertises it ([`advertised_tool_method`]).
+    Advertised,
+}
+
+/// The tool method to check: the declared one, else the advertised one; `None` when the target
+/// declares none and the agent advertises none (the tool-method checks skip).
+pub fn tool_method(declared: Option<&str>, init: &Value) -> Option<(String, ToolMethodSource)> {
+    match declared {
+        Some(m) => Some((m.to_string(), ToolMethodSource::Declared)),
+        None => advertised_tool_method(init).map(|m| (m, ToolMethodSource::Advertised)),
+    }
+}
+
+/// The skip message of a tool-method check when no tool method is known.
+pub const NO_TOOL_METHOD: &str = "the target declares no tool extension method and the agent advertises none under agentCapabilities._meta; to check one, declare it with --tool-method METHOD or `tool_method` under [surfaces.acp]";
+
+/// The `authMethods` ids of an `initialize` result (empty when it lists none).
+pub fn auth_method_ids(init: &Value) -> Vec<String> {
+    init.get("authMethods")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|m| m.get("id").and_then(Value::as_str).map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// The stop reasons of a v1 `session/prompt` result (`PromptResponse.stopReason`).
 pub const STOP_REASONS: [&str; 5] = [
     "end_turn",

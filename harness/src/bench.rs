@@ -1169,7 +1169,7 @@ fn generated_plan(calls: u32, seed: u64) -> Result<Plan, String> {
         },
         SurfaceSpec::Acp {
             spec: PeerSpec::from_command_line(&a.command)?,
-            method: a.tool_method.clone(),
+            method: a.tool_method_or_default(),
             rules: a.rules.clone(),
         },
     ];

@@ -836,10 +836,27 @@ pub fn evidence(events: &[WireEvent]) -> Vec<String> {
                 Dir::S2c => "←",
                 Dir::Stderr => "!",
                 Dir::Exit => "×",
+                Dir::Note => "·",
             };
-            format!("{arrow} {:>6}ms {}", e.t.as_millis(), e.excerpt(300))
+            // A note (the HTTP status line and headers under a bridged line) gets more room.
+            let max = if e.dir == Dir::Note { 600 } else { 300 };
+            format!("{arrow} {:>6}ms {}", e.t.as_millis(), e.excerpt(max))
         })
         .collect()
+}
+
+/// Words for "the awaited response did not come", true to the transport: over stdio, `no
+/// response before the deadline`; over a bridge (Streamable HTTP), where the answer to each
+/// POST has come when the wait ends, `no JSON-RPC response came back (the last HTTP answer:
+/// HTTP 415 Unsupported Media Type · …)`, so a message never says nothing came when an answer
+/// did.
+pub fn no_response(client: &Client) -> String {
+    match client.peer.last_note() {
+        Some(n) if client.peer.is_bridged() => {
+            format!("no JSON-RPC response came back (the last HTTP answer: {n})")
+        }
+        _ => "no response before the deadline".to_string(),
+    }
 }
 
 /// Evidence of a client's session so far.

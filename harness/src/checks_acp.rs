@@ -69,6 +69,14 @@ async fn still_serving(c: &mut Client) -> bool {
     )
 }
 
+/// An error code in words for messages: `code -32601`, or `an error without an integer code`.
+fn code_words(code: Option<i64>) -> String {
+    match code {
+        Some(c) => format!("code {c}"),
+        None => "an error without an integer code".to_string(),
+    }
+}
+
 fn io_err(e: impl std::fmt::Display) -> Status {
     Status::NotRun(format!("failed to write to the agent: {e}"))
 }
@@ -190,10 +198,10 @@ async fn id_echo_body(_ctx: &Ctx, c: &mut Client, _init: &Value) -> Status {
             Ok(inb) => {
                 let got = inb.value().and_then(|v| v.get("id")).cloned();
                 if got.as_ref() != Some(&id) {
-                    return violated(format!(
-                        "request id {id} was answered with id {}",
-                        got.map(|g| g.to_string()).unwrap_or("(none)".into())
-                    ));
+                    return violated(match got {
+                        Some(g) => format!("request id {id} was answered with id {g}"),
+                        None => format!("request id {id} was answered without an id"),
+                    });
                 }
             }
             Err(_) => return unanswered(&format!("session/new with id {id}"), &Reply::Timeout),
@@ -215,13 +223,18 @@ async fn parse_error_body(_ctx: &Ctx, c: &mut Client, _init: &Value) -> Status {
             Some(v) if v.get("error").is_some() => {
                 let code = v.pointer("/error/code").and_then(Value::as_i64);
                 if v.get("id") != Some(&Value::Null) {
-                    violated(format!(
-                        "the parse error was answered with id {}, not null: {v}",
-                        v.get("id").map(Value::to_string).unwrap_or("(none)".into())
-                    ))
+                    violated(match v.get("id") {
+                        Some(id) => {
+                            format!("the parse error was answered with id {id}, not null: {v}")
+                        }
+                        None => format!(
+                            "the parse error was answered without an id, not with id null: {v}"
+                        ),
+                    })
                 } else if code != Some(-32700) {
                     violated(format!(
-                        "the parse error was answered with code {code:?}, not -32700"
+                        "the parse error was answered with {}, not -32700",
+                        code_words(code)
                     ))
                 } else {
                     Status::Pass
@@ -265,14 +278,15 @@ async fn invalid_request_body(_ctx: &Ctx, c: &mut Client, _init: &Value) -> Stat
                     let code = v.pointer("/error/code").and_then(Value::as_i64);
                     if code != Some(-32600) && advisory.is_none() {
                         advisory = Some(format!(
-                            "`{shown}` was answered with code {code:?}, not -32600 (Invalid Request)"
+                            "`{shown}` was answered with {}, not -32600 (Invalid Request)",
+                            code_words(code)
                         ));
                     }
                     if id.is_string() && v.get("id") != Some(&id) && v.get("id") != Some(&Value::Null) {
-                        return violated(format!(
-                            "`{shown}` was answered with id {}, neither its id nor null",
-                            v.get("id").map(Value::to_string).unwrap_or("(none)".into())
-                        ));
+                        return violated(match v.get("id") {
+                            Some(got) => format!("`{shown}` was answered with id {got}, neither its id nor null"),
+                            None => format!("`{shown}` was answered without an id, neither with its id nor with null"),
+                        });
                     }
                 }
                 Some(v) => return violated(format!("`{shown}` was answered with a result: {v}")),
@@ -393,7 +407,9 @@ in_session!(ext_notification_ignored, ext_notification_ignored_body);
 
 async fn tool_method_prefix(ctx: &Ctx) -> Finding {
     match &ctx.target.tool_method {
-        None => Finding::skip("the target declares no tool extension method"),
+        None => Finding::skip(
+            "the target declares no tool extension method, so there is no name to judge; declare one with --tool-method METHOD or `tool_method` under [surfaces.acp]",
+        ),
         Some(m) if m.starts_with('_') && m.len() > 1 => Finding::pass(Vec::new()),
         Some(m) => Finding::violated(
             format!(
@@ -417,18 +433,23 @@ fn mentions(v: &Value, needle: &str) -> bool {
 /// with an outcome or an error of its own), never −32601 as if the method did not exist.
 const NO_SUCH_TOOL: &str = "__parity_no_such_tool__";
 
-async fn tool_method_served_body(ctx: &Ctx, c: &mut Client, _init: &Value) -> Status {
-    let Some(method) = ctx.target.tool_method.clone() else {
-        return Status::Skip("the target declares no tool extension method".into());
+async fn tool_method_served_body(ctx: &Ctx, c: &mut Client, init: &Value) -> Status {
+    let Some((method, source)) = acp::tool_method(ctx.target.tool_method.as_deref(), init) else {
+        return Status::Skip(acp::NO_TOOL_METHOD.into());
     };
     // With a session when the agent gives one; the call is judged either way.
-    let sid = session_for(c).await.ok();
+    let sid = session_for(c, init).await.ok();
     match acp::tool_call(c, &method, sid.as_deref(), NO_SUCH_TOOL, &json!({})).await {
         Err(e) => io_err(e),
         Ok(r) => match r.error_code() {
-            Some(-32601) => violated(format!(
-                "the declared tool method `{method}` is answered -32601 (Method not found): the agent does not serve it; check the tool method's name (--tool-method, `tool_method`)"
-            )),
+            Some(-32601) => violated(match source {
+                acp::ToolMethodSource::Declared => format!(
+                    "the declared tool method `{method}` is answered -32601 (Method not found): the agent does not serve it; check the tool method's name (--tool-method, `tool_method`)"
+                ),
+                acp::ToolMethodSource::Advertised => format!(
+                    "the agent advertises the tool method `{method}` under agentCapabilities._meta, but answers it -32601 (Method not found): it does not serve what it advertises"
+                ),
+            }),
             Some(_) => Status::Pass,
             None if r.result().is_some() => Status::Pass,
             None => unanswered(&format!("a call of `{method}`"), &r),
@@ -439,7 +460,12 @@ in_session!(tool_method_served, tool_method_served_body);
 
 async fn tool_method_advertised_body(ctx: &Ctx, _c: &mut Client, init: &Value) -> Status {
     let Some(method) = &ctx.target.tool_method else {
-        return Status::Skip("the target declares no tool extension method".into());
+        // Nothing declared: an agent that advertises a tool method advertises it; one that
+        // advertises none is not judged by parity's own convention.
+        return match acp::advertised_tool_method(init) {
+            Some(_) => Status::Pass,
+            None => Status::Skip(acp::NO_TOOL_METHOD.into()),
+        };
     };
     let meta = init.pointer("/agentCapabilities/_meta");
     match meta {
@@ -459,10 +485,48 @@ in_session!(tool_method_advertised, tool_method_advertised_body);
 // Sessions and prompts
 // ---------------------------------------------------------------------------------------------
 
-fn session_result(what: &str, r: &Reply) -> Status {
+/// The `not-run` of a case whose agent answered −32000 (Authentication required): parity never
+/// calls `authenticate`, so the agent gives it no session to check.
+fn auth_required(what: &str, r: &Reply, init: &Value) -> Status {
+    let ids = acp::auth_method_ids(init);
+    let offered = if ids.is_empty() {
+        "; its initialize result lists no authMethods".to_string()
+    } else {
+        format!("; it advertises authMethods {}", ids.join(", "))
+    };
+    Status::NotRun(format!(
+        "{what} was answered -32000 (Authentication required){offered}: the agent wants `authenticate` first, and parity does not log in, so there is no session to check; run parity against the agent once it is logged in (its own login step, or credentials in its environment) so that session/new works without `authenticate`: {}",
+        r.describe()
+    ))
+}
+
+/// The status of an error answer to a `session/new` that should have created a session:
+/// −32000 is `not-run` ([`auth_required`]); −32603 is the agent failing inside, which says
+/// nothing about the request, so the case is `not-run` too; any other error is a refusal,
+/// against "The Agent MUST respond with a unique Session ID".
+fn session_error(what: &str, r: &Reply, init: &Value) -> Status {
+    match r.error_code() {
+        Some(acp::AUTH_REQUIRED) => auth_required(what, r, init),
+        Some(-32603) => Status::NotRun(format!(
+            "{what} failed with an internal error (-32603): the agent failed inside instead of judging the request, so whether it creates this session could not be decided; its stderr (in the evidence) may say why: {}",
+            r.describe()
+        )),
+        Some(-32602) => violated(format!(
+            "{what} was refused as invalid params (-32602) instead of creating a session: {}",
+            r.describe()
+        )),
+        code => violated(format!(
+            "{what} was answered with {} instead of a session: {}",
+            code_words(code),
+            r.describe()
+        )),
+    }
+}
+
+fn session_result(what: &str, r: &Reply, init: &Value) -> Status {
     match acp::session_id(r) {
         Some(_) => Status::Pass,
-        None if r.error().is_some() => violated(format!("{what} was refused: {}", r.describe())),
+        None if r.error().is_some() => session_error(what, r, init),
         None if r.result().is_some() => violated(format!(
             "{what}: the result has no string `sessionId`: {}",
             r.describe()
@@ -471,26 +535,27 @@ fn session_result(what: &str, r: &Reply) -> Status {
     }
 }
 
-async fn new_empty_body(_ctx: &Ctx, c: &mut Client, _init: &Value) -> Status {
+async fn new_empty_body(_ctx: &Ctx, c: &mut Client, init: &Value) -> Status {
     match acp::new_session(c, json!([])).await {
         Err(e) => io_err(e),
-        Ok(r) => session_result("session/new with `mcpServers: []`", &r),
+        Ok(r) => session_result("session/new with `mcpServers: []`", &r, init),
     }
 }
 in_session!(new_empty, new_empty_body);
 
-async fn new_stdio_body(_ctx: &Ctx, c: &mut Client, _init: &Value) -> Status {
+async fn new_stdio_body(_ctx: &Ctx, c: &mut Client, init: &Value) -> Status {
     match acp::new_session(c, json!([acp::stdio_server_entry()])).await {
         Err(e) => io_err(e),
         Ok(r) => session_result(
             "session/new with a stdio MCP server (args and env as arrays of {name, value})",
             &r,
+            init,
         ),
     }
 }
 in_session!(new_stdio, new_stdio_body);
 
-async fn new_invalid_body(_ctx: &Ctx, c: &mut Client, _init: &Value) -> Status {
+async fn new_invalid_body(_ctx: &Ctx, c: &mut Client, init: &Value) -> Status {
     let mut entry = acp::stdio_server_entry();
     if let Value::Object(o) = &mut entry {
         // The shape clients get wrong: `env` as a map instead of an array of {name, value}.
@@ -500,6 +565,10 @@ async fn new_invalid_body(_ctx: &Ctx, c: &mut Client, _init: &Value) -> Status {
         Err(e) => io_err(e),
         Ok(r) => match r.error_code() {
             Some(-32602) => Status::Pass,
+            // Authentication comes before any judgement of the params.
+            Some(acp::AUTH_REQUIRED) => {
+                auth_required("session/new with a malformed stdio entry", &r, init)
+            }
             Some(code) => violated(format!(
                 "a malformed stdio entry (`env` as a map) was answered with code {code}, not -32602 (Invalid params)"
             )),
@@ -515,19 +584,21 @@ async fn new_invalid_body(_ctx: &Ctx, c: &mut Client, _init: &Value) -> Status {
 }
 in_session!(new_invalid, new_invalid_body);
 
-/// Opens a session with `mcpServers: []`, or says why not.
-async fn session_for(c: &mut Client) -> Result<String, Status> {
+/// Opens a session with `mcpServers: []`, or says why not (`not-run`; the
+/// `acp.session.new-*` checks judge session/new itself).
+async fn session_for(c: &mut Client, init: &Value) -> Result<String, Status> {
     let r = acp::new_session(c, json!([])).await.map_err(io_err)?;
-    acp::session_id(&r).ok_or_else(|| {
-        Status::NotRun(format!(
-            "session/new with `mcpServers: []` failed: {}",
+    acp::session_id(&r).ok_or_else(|| match r.error_code() {
+        Some(acp::AUTH_REQUIRED) => auth_required("session/new with `mcpServers: []`", &r, init),
+        _ => Status::NotRun(format!(
+            "session/new with `mcpServers: []` gave no session (acp.session.new-empty-mcp-servers judges that): {}",
             r.describe()
-        ))
+        )),
     })
 }
 
-async fn stop_reason_body(_ctx: &Ctx, c: &mut Client, _init: &Value) -> Status {
-    let sid = match session_for(c).await {
+async fn stop_reason_body(_ctx: &Ctx, c: &mut Client, init: &Value) -> Status {
+    let sid = match session_for(c, init).await {
         Ok(s) => s,
         Err(s) => return s,
     };
@@ -538,10 +609,13 @@ async fn stop_reason_body(_ctx: &Ctx, c: &mut Client, _init: &Value) -> Status {
                 Some(s) if STOP_REASONS.contains(&s) => Status::Pass,
                 other => violated(format!(
                     "the prompt result's `stopReason` is {}, not one of {}",
-                    other.map_or("absent".to_string(), |s| format!("{s:?}")),
+                    other.map_or("absent".to_string(), |s| format!("\"{s}\"")),
                     STOP_REASONS.join(", ")
                 )),
             },
+            None if r.error_code() == Some(acp::AUTH_REQUIRED) => {
+                auth_required("session/prompt", &r, init)
+            }
             None if r.error().is_some() => Status::Advisory(format!(
                 "the prompt was refused (an agent that needs credentials may do so): {}",
                 r.describe()
@@ -552,8 +626,8 @@ async fn stop_reason_body(_ctx: &Ctx, c: &mut Client, _init: &Value) -> Status {
 }
 in_session!(stop_reason, stop_reason_body);
 
-async fn cancel_body(ctx: &Ctx, c: &mut Client, _init: &Value) -> Status {
-    let sid = match session_for(c).await {
+async fn cancel_body(ctx: &Ctx, c: &mut Client, init: &Value) -> Status {
+    let sid = match session_for(c, init).await {
         Ok(s) => s,
         Err(s) => return s,
     };
@@ -583,6 +657,9 @@ async fn cancel_body(ctx: &Ctx, c: &mut Client, _init: &Value) -> Status {
         return io_err(e);
     }
     if let Some(v) = early.as_ref().filter(|v| v.get("error").is_some()) {
+        if v.pointer("/error/code").and_then(Value::as_i64) == Some(acp::AUTH_REQUIRED) {
+            return auth_required("session/prompt", &Reply::Message(v.clone()), init);
+        }
         return Status::Advisory(format!(
             "the prompt was refused before the cancel (an agent that needs credentials may do so): {}",
             crate::util::clip(&v.to_string(), 200)
@@ -598,11 +675,16 @@ async fn cancel_body(ctx: &Ctx, c: &mut Client, _init: &Value) -> Status {
             Some(other) if ctx.target.cancel_prompt.is_none() => Status::Skip(format!(
                 "the turn ended ({other}) before the cancel arrived; declare a prompt the agent keeps open (`cancel_prompt` in the target) to test cancellation"
             )),
-            other => violated(format!(
-                "the cancelled prompt ended with stopReason {}, not \"cancelled\"",
-                other.map_or("(none)".to_string(), |s| format!("{s:?}"))
-            )),
+            other => violated(match other {
+                Some(s) => format!(
+                    "the cancelled prompt ended with stopReason \"{s}\", not \"cancelled\""
+                ),
+                None => "the cancelled prompt ended without a string stopReason, not with \"cancelled\"".to_string(),
+            }),
         },
+        (None, Some(_)) if r.error_code() == Some(acp::AUTH_REQUIRED) => {
+            auth_required("the session/prompt to cancel", &r, init)
+        }
         (None, Some(_)) => violated(format!(
             "the cancelled prompt was answered with an error instead of stopReason \"cancelled\": {}",
             r.describe()
@@ -1158,7 +1240,7 @@ pub fn catalogue() -> Vec<Check> {
         },
         Check {
             id: "acp.ext.tool-method-served",
-            requirement: "The agent serves the target's tool extension method: a call of a tool that does not exist gets the method's own answer (an outcome or an error), not -32601 as for a method the agent lacks.",
+            requirement: "The agent serves the target's tool extension method (the declared one, else the one the agent advertises; skipped when there is neither): a call of a tool that does not exist gets the method's own answer (an outcome or an error), not -32601 as for a method the agent lacks.",
             level: Level::Robustness,
             quote: "Implementations MAY expose and call custom JSON-RPC requests as long as their name starts with an underscore (_).",
             section: "acp:extensibility#custom-requests",
@@ -1168,7 +1250,7 @@ pub fn catalogue() -> Vec<Check> {
         },
         Check {
             id: "acp.ext.tool-method-advertised",
-            requirement: "The agent advertises the tool extension method under `agentCapabilities._meta`.",
+            requirement: "The agent advertises the declared tool extension method under `agentCapabilities._meta` (with none declared: passes when it advertises one, skipped when it advertises none).",
             level: Level::Should,
             quote: "Implementations SHOULD use the _meta field in capability objects to advertise support for extensions and their methods.",
             section: "acp:extensibility#advertising-custom-capabilities",
@@ -1178,7 +1260,7 @@ pub fn catalogue() -> Vec<Check> {
         },
         Check {
             id: "acp.session.new-empty-mcp-servers",
-            requirement: "session/new with an absolute `cwd` and `mcpServers: []` creates a session (a string `sessionId`).",
+            requirement: "session/new with an absolute `cwd` and `mcpServers: []` creates a session (a string `sessionId`); an agent that answers -32000 (Authentication required) or -32603 (Internal error) cannot be judged and is not-run.",
             level: Level::Must,
             quote: "The Agent MUST respond with a unique Session ID that identifies this conversation.",
             section: "acp:session-setup#creating-a-session",
@@ -1232,4 +1314,105 @@ pub fn catalogue() -> Vec<Check> {
 /// Looks an ACP check up by id.
 pub fn find(id: &str) -> Option<Check> {
     catalogue().into_iter().find(|c| c.id == id)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+
+    fn error(code: i64, message: &str) -> Reply {
+        Reply::Message(
+            json!({"jsonrpc": "2.0", "id": 2, "error": {"code": code, "message": message}}),
+        )
+    }
+
+    fn init_with_auth() -> Value {
+        json!({"protocolVersion": 1, "authMethods": [{"id": "login", "name": "Log in"}]})
+    }
+
+    #[test]
+    fn authentication_required_is_not_run_naming_the_auth_methods() {
+        let s = session_result(
+            "session/new",
+            &error(-32000, "Authentication required"),
+            &init_with_auth(),
+        );
+        let Status::NotRun(m) = s else {
+            panic!("{s:?}")
+        };
+        assert!(m.contains("-32000 (Authentication required)"), "{m}");
+        assert!(m.contains("authMethods login"), "{m}");
+        assert!(m.contains("logged in"), "{m}");
+        assert!(!m.contains("refused"), "{m}");
+    }
+
+    #[test]
+    fn authentication_required_without_auth_methods_says_so() {
+        let s = session_result(
+            "session/new",
+            &error(-32000, "auth"),
+            &json!({"protocolVersion": 1}),
+        );
+        let Status::NotRun(m) = s else {
+            panic!("{s:?}")
+        };
+        assert!(m.contains("lists no authMethods"), "{m}");
+    }
+
+    #[test]
+    fn an_internal_error_is_reported_as_one_and_is_not_a_failure() {
+        let s = session_result("session/new", &error(-32603, "boom"), &json!({}));
+        let Status::NotRun(m) = s else {
+            panic!("{s:?}")
+        };
+        assert!(m.contains("internal error (-32603)"), "{m}");
+        assert!(!m.contains("refused"), "{m}");
+    }
+
+    #[test]
+    fn invalid_params_is_a_refusal() {
+        let s = session_result(
+            "session/new with `mcpServers: []`",
+            &error(-32602, "need one"),
+            &json!({}),
+        );
+        let Status::Violated(m) = s else {
+            panic!("{s:?}")
+        };
+        assert!(m.contains("refused as invalid params (-32602)"), "{m}");
+    }
+
+    #[test]
+    fn messages_carry_no_debug_text() {
+        for code in [None, Some(-1)] {
+            let w = code_words(code);
+            assert!(!w.contains("Some(") && !w.contains("None"), "{w}");
+        }
+    }
+
+    #[test]
+    fn the_tool_method_is_declared_or_advertised_or_none() {
+        let advertised =
+            json!({"agentCapabilities": {"_meta": {"parity": {"toolMethod": "_x/tool"}}}});
+        let named = json!({"agentCapabilities": {"_meta": {"tools": ["_parity/tool"]}}});
+        let none = json!({"agentCapabilities": {"loadSession": false}});
+        assert_eq!(
+            acp::tool_method(Some("_d/tool"), &none),
+            Some(("_d/tool".to_string(), acp::ToolMethodSource::Declared))
+        );
+        assert_eq!(
+            acp::tool_method(None, &advertised),
+            Some(("_x/tool".to_string(), acp::ToolMethodSource::Advertised))
+        );
+        assert_eq!(
+            acp::tool_method(None, &named),
+            Some((
+                acp::DEFAULT_TOOL_METHOD.to_string(),
+                acp::ToolMethodSource::Advertised
+            ))
+        );
+        assert_eq!(acp::tool_method(None, &none), None);
+    }
 }

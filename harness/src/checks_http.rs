@@ -147,23 +147,45 @@ impl<'a> Http<'a> {
     }
 
     async fn send(&mut self, what: &str, request: HttpRequest) -> Result<HttpExchange, Finding> {
+        let shown: Vec<String> = request
+            .headers
+            .iter()
+            .filter(|(n, _)| {
+                let n = n.to_ascii_lowercase();
+                n.starts_with("mcp-") || n == "origin" || n == "content-type"
+            })
+            .map(|(n, v)| format!("{}: {v}", n.to_ascii_lowercase()))
+            .collect();
+        let headers = if shown.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", shown.join(", "))
+        };
         self.evidence
-            .push(clip(&format!("→ {} {what}", request.method)));
+            .push(clip(&format!("→ {} {what}{headers}", request.method)));
         let deadline = tokio::time::Instant::now() + self.ctx.timing.message;
         match self.client.send(request, deadline).await {
             Ok(x) => {
-                let ct = x.content_type().unwrap_or_else(|| "-".into());
-                self.evidence
-                    .push(clip(&format!("← {} ({ct}) {}", x.status, x.body_text())));
+                self.evidence.push(format!("← {}", x.summary(Some(600))));
                 Ok(x)
             }
-            Err(crate::http::HttpError::Timeout { .. }) => Err(Finding {
-                status: crate::check::Status::Timeout(format!(
-                    "no complete answer to {what} within {} ms",
-                    self.ctx.timing.message.as_millis()
-                )),
-                evidence: self.evidence.clone(),
-            }),
+            Err(crate::http::HttpError::Timeout { partial }) => {
+                let got = match &partial {
+                    Some(p) => {
+                        self.evidence
+                            .push(format!("← {} · cut at the deadline", p.summary(Some(600))));
+                        format!("{} came, but its body did not end", p.status_line())
+                    }
+                    None => "no status line came".to_string(),
+                };
+                Err(Finding {
+                    status: crate::check::Status::Timeout(format!(
+                        "no complete answer to {what} within {} ms: {got}",
+                        self.ctx.timing.message.as_millis()
+                    )),
+                    evidence: self.evidence.clone(),
+                })
+            }
             Err(e) => Err(Finding::not_run(
                 format!("{what}: {e}"),
                 self.evidence.clone(),
@@ -226,8 +248,8 @@ impl<'a> Http<'a> {
         if !answered {
             return Err(Finding::not_run(
                 format!(
-                    "initialize was not answered with a result (HTTP {})",
-                    x.status
+                    "initialize was not answered with a result ({})",
+                    x.status_line()
                 ),
                 self.evidence.clone(),
             ));
@@ -311,10 +333,22 @@ async fn notification_accepted(ctx: &Ctx) -> Finding {
     let method = note["method"].as_str().unwrap_or_default().to_owned();
     let request = h.post(&note);
     let x = tri!(h.send(&method, request).await);
+    if x.status >= 400 {
+        // The next sentence of the same rule: "If the server cannot accept it, it MUST return
+        // an HTTP error status code". A refusal is allowed; the rule for accepted input is
+        // not in play.
+        return Finding {
+            status: crate::check::Status::Skip(format!(
+                "the server did not accept {method} ({}), which the transport allows (\"If the server cannot accept it, it MUST return an HTTP error status code\"); the rule for an accepted notification does not apply",
+                x.status_line()
+            )),
+            evidence: h.evidence.clone(),
+        };
+    }
     if x.status != 202 {
         return h.violated(format!(
-            "{method} was answered HTTP {}, not 202 Accepted",
-            x.status
+            "{method} was answered {}, neither 202 Accepted nor an HTTP error status that refuses it",
+            x.status_line()
         ));
     }
     if !x.body.is_empty() {
@@ -341,10 +375,16 @@ async fn content_type(ctx: &Ctx) -> Finding {
     match ct.as_deref() {
         Some("application/json") | Some("text/event-stream") => {}
         other => {
-            return h.violated(format!(
-                "the answer to a request has Content-Type {}, neither application/json nor text/event-stream",
-                other.unwrap_or("(none)")
-            ))
+            return h.violated(match other {
+                Some(t) => format!(
+                    "the answer to a request ({}) has Content-Type {t}, neither application/json nor text/event-stream",
+                    x.status_line()
+                ),
+                None => format!(
+                    "the answer to a request ({}) has no Content-Type, neither application/json nor text/event-stream",
+                    x.status_line()
+                ),
+            })
         }
     }
     match x.messages() {
@@ -516,11 +556,7 @@ async fn get_stream(ctx: &Ctx) -> Finding {
         }
         Err(e) => return Finding::not_run(format!("GET: {e}"), h.evidence.clone()),
     };
-    h.evidence.push(format!(
-        "← {} ({})",
-        x.status,
-        x.content_type().unwrap_or_else(|| "-".into())
-    ));
+    h.evidence.push(format!("← {}", x.summary(None)));
     let sse = x.status == 200 && x.content_type().as_deref() == Some("text/event-stream");
     match (ctx.era, x.status, sse) {
         (Era::Modern, 405, _) => h.pass(),
@@ -551,10 +587,12 @@ async fn header_mismatch(ctx: &Ctx) -> Finding {
         .find_map(|m| m.pointer("/error/code").and_then(Value::as_i64));
     match (x.status, code) {
         (400, Some(-32020)) => h.pass(),
-        (400, other) => h.violated(format!(
-            "the mismatch was answered 400 but with error code {}, not -32020 (HeaderMismatch)",
-            other.map_or("(none)".into(), |c| c.to_string())
+        (400, Some(c)) => h.violated(format!(
+            "the mismatch was answered 400 but with error code {c}, not -32020 (HeaderMismatch)"
         )),
+        (400, None) => h.violated(
+            "the mismatch was answered 400 but with no JSON-RPC error in the body, not -32020 (HeaderMismatch)",
+        ),
         (s, _) => h.violated(format!(
             "a request whose Mcp-Method header disagrees with its body was answered HTTP {s}, not 400"
         )),

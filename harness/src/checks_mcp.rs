@@ -232,7 +232,11 @@ async fn no_reply(c: &mut Client, what: &str, b: &crate::mcp::Barrier) -> Status
             "{what} got no response: the server closed its stdout instead of answering{why} (JSON-RPC 2.0 §5: the Server MUST reply with a Response)"
         ));
     }
-    Status::Timeout(format!("{what} got no response: {}", b.describe()))
+    let http = match c.peer.last_note() {
+        Some(n) if c.peer.is_bridged() => format!(" (the last HTTP answer: {n})"),
+        _ => String::new(),
+    };
+    Status::Timeout(format!("{what} got no response: {}{http}", b.describe()))
 }
 
 /// Whether an inbound line answers a probe with `id`: a response (or error) with that id or a
@@ -369,6 +373,9 @@ async fn invalid_request_body(ctx: &Ctx, c: &mut Client) -> Status {
             .and_then(Value::as_i64)
         {
             Some(-32600) | Some(-32602) => {}
+            Some(HEADER_MISMATCH) if header_mismatch_applies(ctx, &msg) => {
+                note_header_mismatch(ctx, c, what);
+            }
             Some(code) => {
                 advisory.get_or_insert(format!(
                     "{what} answered with code {code}, expected -32600 or -32602"
@@ -644,6 +651,33 @@ async fn discover_body(ctx: &Ctx, c: &mut Client) -> Status {
 }
 in_session!(discover, discover_body);
 
+/// HeaderMismatch (2026-07-28 `streamable-http` "Server Validation").
+const HEADER_MISMATCH: i64 = -32020;
+
+/// Whether the request `msg` may rightly be refused with HeaderMismatch (−32020) instead of
+/// the JSON-RPC code a check asks for: only over Streamable HTTP at 2026-07-28, where the
+/// bridge sends `MCP-Protocol-Version` with the session's revision, and only when the body's
+/// `_meta` does not carry that version ("The header value MUST match the
+/// `io.modelcontextprotocol/protocolVersion` field carried in the request body's `_meta`. If
+/// the values do not match, the server MUST reject the request with `400 Bad Request` and a
+/// `HeaderMismatch` JSON-RPC error").
+fn header_mismatch_applies(ctx: &Ctx, msg: &Value) -> bool {
+    let carried = msg
+        .get("params")
+        .and_then(|p| p.get("_meta"))
+        .and_then(|m| m.get(META_VERSION))
+        .and_then(Value::as_str);
+    ctx.target.http.is_some() && ctx.era == Era::Modern && carried != Some(ctx.revision.as_str())
+}
+
+/// Says in the evidence why a −32020 answer was accepted ([`header_mismatch_applies`]).
+fn note_header_mismatch(ctx: &Ctx, c: &Client, what: &str) {
+    c.peer.note(format!(
+        "{what} got -32020 (HeaderMismatch), accepted: over Streamable HTTP at {} its MCP-Protocol-Version header names a version its `_meta` does not carry, and the transport says the server MUST then reject it with 400 and HeaderMismatch",
+        ctx.revision
+    ));
+}
+
 async fn meta_required_body(ctx: &Ctx, c: &mut Client) -> Status {
     // A method every modern server serves: tools/list when tools are declared, else discover.
     let method = if ctx.declares("tools") {
@@ -667,12 +701,16 @@ async fn meta_required_body(ctx: &Ctx, c: &mut Client) -> Status {
     let mut advisory = None;
     for (params, what, no_meta) in attempts {
         let id = json!(format!("{MALFORMED_ID}{}", c.fresh_id()));
+        let body = json!({"params": params});
         let reply = match c.request_as(id, method, Some(params)).await {
             Ok(r) => r,
             Err(e) => return gone(c, e).await,
         };
         match reply.error_code() {
             Some(-32602) => {}
+            Some(HEADER_MISMATCH) if header_mismatch_applies(ctx, &body) => {
+                note_header_mismatch(ctx, c, what);
+            }
             // A dual-era server may read a request with no `_meta` at all as legacy traffic,
             // where `server/discover` does not exist.
             Some(-32601) if no_meta && method == "server/discover" => {

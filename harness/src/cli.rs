@@ -339,7 +339,9 @@ struct RunArgs {
     /// --target nor --mcp is given).
     #[arg(long)]
     acp: Option<String>,
-    /// The ACP agent's tool extension method (default `_parity/tool`).
+    /// The ACP agent's tool extension method. Without it the tool-method checks use the
+    /// method the agent advertises (`agentCapabilities._meta`), or skip; equivalence calls
+    /// `_parity/tool`.
     #[arg(long)]
     tool_method: Option<String>,
     /// Profiles to run: mcp, acp, equivalence, mcp-http, facade, hygiene, dispatcher, guard
@@ -530,7 +532,9 @@ pub async fn dispatch(cli: Cli) -> i32 {
             policy,
         } => serve_fake_dispatcher(&fault, &surface, policy.as_deref()).await,
         Command::FakeHttp { fault, args } => {
-            match parity_fakes::find_http_fault(&fault) {
+            let layer = parity_fakes::find_http_fault(&fault)
+                .or_else(|| parity_fakes::find_http_benign(&fault).map(|b| b.layer()));
+            match layer {
                 Some(f) => serve_facade(args, None, Some(f)).await,
                 None => {
                     eprintln!("error: unknown faulty HTTP server `{fault}`; `parity fake --list` lists them");
@@ -808,10 +812,7 @@ fn run_target(args: &RunArgs) -> Result<crate::target::Target, String> {
         let old = target.acp.take();
         target.acp = Some(AcpSurface {
             command: cmd.clone(),
-            tool_method: old
-                .as_ref()
-                .map(|a| a.tool_method.clone())
-                .unwrap_or_else(|| crate::acp::DEFAULT_TOOL_METHOD.into()),
+            tool_method: old.as_ref().and_then(|a| a.tool_method.clone()),
             cancel_prompt: old.as_ref().and_then(|a| a.cancel_prompt.clone()),
             rules: old.map(|a| a.rules).unwrap_or_default(),
         });
@@ -831,7 +832,7 @@ fn run_target(args: &RunArgs) -> Result<crate::target::Target, String> {
     if let Some(m) = &args.tool_method {
         match target.acp.as_mut() {
             Some(a) => {
-                a.tool_method = m.clone();
+                a.tool_method = Some(m.clone());
                 if bundled {
                     // The bundled agent serves the method it is asked to check.
                     a.command = format!(
@@ -954,14 +955,18 @@ pub fn reference_acp_target() -> McpTarget {
     t
 }
 
-/// A faulty ACP agent as a target of the ACP profile: this binary's `fake <name>`, declaring
-/// the tool method the fault serves.
+/// A faulty or benign ACP agent as a target of the ACP profile: this binary's `fake <name>`,
+/// declaring the tool method the fault serves, or for a benign agent
+/// (`parity_fakes::acp_benign_catalogue`) the one its entry declares (usually none).
 pub fn acp_fake_target(name: &str) -> McpTarget {
     let mut t = reference_acp_target();
     t.name = format!("parity fake {name}");
     t.spec.args = vec!["fake".into(), name.into()];
     if let Some(m) = parity_fakes::find_acp(name).and_then(|f| f.tool_method) {
         t.tool_method = Some(m.into());
+    }
+    if let Some(b) = parity_fakes::find_acp_benign(name) {
+        t.tool_method = b.tool_method.map(str::to_string);
     }
     t
 }
@@ -1191,7 +1196,7 @@ async fn cmd_run(args: RunArgs) -> i32 {
                 };
                 spec.line_cap = args.line_cap;
                 let mut t = McpTarget::new(a.command.clone(), spec);
-                t.tool_method = Some(a.tool_method.clone());
+                t.tool_method = a.tool_method.clone();
                 t.cancel_prompt = a.cancel_prompt.clone();
                 t.reference = is_reference;
                 match crate::run::run_acp(t, &opts).await {
@@ -2221,9 +2226,20 @@ async fn cmd_fake(fault: Option<String>, list: bool) -> i32 {
         for f in parity_fakes::acp_catalogue() {
             crate::outln!("{:<28} {}", f.name, f.description);
         }
+        for f in parity_fakes::acp_benign_catalogue() {
+            crate::outln!("{:<28} (benign) {}", f.name, f.description);
+        }
         for f in parity_fakes::http_catalogue() {
             crate::outln!(
                 "{:<28} {} (serve with `parity fake-http {}`)",
+                f.name,
+                f.description,
+                f.name
+            );
+        }
+        for f in parity_fakes::http_benign_catalogue() {
+            crate::outln!(
+                "{:<28} (benign) {} (serve with `parity fake-http {}`)",
                 f.name,
                 f.description,
                 f.name
@@ -2273,20 +2289,19 @@ async fn cmd_fake(fault: Option<String>, list: bool) -> i32 {
             return EXIT_COULD_NOT_RUN;
         }
     };
-    if let Some(info) = parity_fakes::find_acp(&name) {
+    let acp_layer = parity_fakes::find_acp(&name)
+        .map(|f| (f.make, f.tool_method))
+        .or_else(|| parity_fakes::find_acp_benign(&name).map(|b| (b.make, None)));
+    if let Some((make, tool_method)) = acp_layer {
         let mut config = parity_reference::acp::AcpAgentConfig::new(
             parity_reference::dispatcher::DispatcherConfig::new(root),
         );
-        if let Some(m) = info.tool_method {
+        if let Some(m) = tool_method {
             config.tool_method = m.to_string();
         }
-        let code = parity_fakes::serve_faulty_acp(
-            (info.make)(),
-            config,
-            tokio::io::stdin(),
-            tokio::io::stdout(),
-        )
-        .await;
+        let code =
+            parity_fakes::serve_faulty_acp(make(), config, tokio::io::stdin(), tokio::io::stdout())
+                .await;
         drop(_guard);
         std::process::exit(code);
     }

@@ -899,7 +899,7 @@ pub async fn surfaces_of(
         spec.line_cap = line_cap;
         out.push(SurfaceSpec::Acp {
             spec,
-            method: a.tool_method.clone(),
+            method: a.tool_method_or_default(),
             rules: a.rules.clone(),
         });
     }

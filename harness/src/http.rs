@@ -146,6 +146,21 @@ impl HttpRequest {
     }
 }
 
+/// The response headers evidence shows ([`HttpExchange::summary`]): the ones that tell an MCP
+/// client how to read the answer and go on (lower-cased, as [`HttpExchange::headers`] keeps
+/// them).
+pub const EVIDENCE_HEADERS: [&str; 9] = [
+    "content-type",
+    "content-length",
+    "transfer-encoding",
+    "mcp-session-id",
+    "mcp-protocol-version",
+    "allow",
+    "location",
+    "www-authenticate",
+    "retry-after",
+];
+
 /// One response as observed: what came back for one [`HttpRequest`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpExchange {
@@ -184,6 +199,48 @@ impl HttpExchange {
     /// The body as text, invalid UTF-8 replaced by U+FFFD (for evidence).
     pub fn body_text(&self) -> String {
         String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    /// The status line as evidence shows it: `HTTP 415 Unsupported Media Type` (the reason
+    /// phrase is the standard one for the code, when it has one).
+    pub fn status_line(&self) -> String {
+        let reason = reqwest::StatusCode::from_u16(self.status)
+            .ok()
+            .and_then(|s| s.canonical_reason());
+        match reason {
+            Some(r) => format!("HTTP {} {r}", self.status),
+            None => format!("HTTP {}", self.status),
+        }
+    }
+
+    /// One line of evidence for this answer: the status line, the response headers that
+    /// matter to an MCP client ([`EVIDENCE_HEADERS`], in that order, as `name: value`), the
+    /// time it took in milliseconds, and, when `body_max` is `Some(n)`, the body clipped to
+    /// `n` bytes (`no body` when it is empty). Parts are joined with ` · `, e.g.
+    /// `HTTP 415 Unsupported Media Type · content-type: text/plain · content-length: 24 ·
+    /// 2 ms · body (24 bytes): Unsupported Content-Type`.
+    pub fn summary(&self, body_max: Option<usize>) -> String {
+        let mut parts = vec![self.status_line()];
+        for name in EVIDENCE_HEADERS {
+            for (n, v) in self.headers.iter().filter(|(n, _)| n == name) {
+                parts.push(format!("{n}: {v}"));
+            }
+        }
+        parts.push(format!("{} ms", self.elapsed.as_millis()));
+        if let Some(max) = body_max {
+            if self.body.is_empty() {
+                parts.push("no body".into());
+            } else {
+                let text = crate::util::clip(&self.body_text(), max);
+                let cut = if self.truncated {
+                    ", cut at the body cap"
+                } else {
+                    ""
+                };
+                parts.push(format!("body ({} bytes{cut}): {text}", self.body.len()));
+            }
+        }
+        parts.join(" · ")
     }
 
     /// The JSON-RPC messages in the body (MCP 2025-11-25 `basic/transports` "Sending Messages to

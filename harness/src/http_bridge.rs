@@ -24,8 +24,22 @@
 //! sends `DELETE` for the session (best effort) and closes "stdout". Framing is read
 //! leniently (a JSON body under another Content-Type, an unterminated last SSE event): the
 //! `mcp.http.*` checks judge framing, the bridged checks judge JSON-RPC. A body that holds
-//! no JSON-RPC at all (an HTML error page) yields no line; the check waiting for an answer
-//! then reports that none came.
+//! no JSON-RPC at all (an HTML error page) yields no line.
+//!
+//! What came at the HTTP level is never hidden: before the lines of each answer the bridge
+//! writes a note ([`crate::peer::NOTE_MARKER`], logged as a [`crate::wire::Dir::Note`] frame
+//! and shown in evidence, never judged as protocol) with the POST's MCP headers, the status
+//! line, the response headers that matter, the time, and — when the body gave no JSON-RPC
+//! line — the body clipped to [`NOTE_BODY_BYTES`]; a POST that got no answer is noted with
+//! why.
+//!
+//! A notification POST answered with an HTTP error status (4xx or 5xx) is the server
+//! refusing it as the transport prescribes (2025-03-26 … 2025-11-25 `basic/transports`,
+//! 2026-07-28 `streamable-http` "Sending Messages": "If the server cannot accept it, it
+//! MUST return an HTTP error status code (e.g., 400 Bad Request). The HTTP response body MAY
+//! comprise a JSON-RPC error response that has no id."). That body is part of the HTTP
+//! refusal, not a JSON-RPC reply to the notification, so an error response in it without an
+//! id (or with id null) yields no line; the note shows it.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -35,10 +49,51 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
 use crate::http::{HttpClient, HttpRequest};
-use crate::peer::{Peer, SETTLED_MARKER};
+use crate::peer::{Peer, NOTE_MARKER, SETTLED_MARKER};
 
 /// Bytes buffered in each direction of the in-memory pipes.
 const PIPE_BYTES: usize = 1 << 20;
+
+/// Body bytes a note shows when the body gave no JSON-RPC line.
+pub const NOTE_BODY_BYTES: usize = 200;
+
+/// Queues a note line (the [`NOTE_MARKER`] prefix, then `text`) for the peer's frame log.
+fn note(out: &mpsc::UnboundedSender<Vec<u8>>, text: &str) {
+    let mut line = NOTE_MARKER.to_vec();
+    // A note is one line: newlines in a clipped body are shown escaped.
+    line.extend_from_slice(text.replace('\r', "\\r").replace('\n', "\\n").as_bytes());
+    let _ = out.send(line);
+}
+
+/// How a POST body is named in notes: `POST tools/list` (its method), `POST a batch`, or
+/// `POST a body that is not a JSON-RPC message`.
+fn post_name(body: &[u8]) -> String {
+    match serde_json::from_slice::<Value>(body) {
+        Ok(Value::Array(_)) => "POST a batch".to_string(),
+        Ok(v) => match v.get("method").and_then(Value::as_str) {
+            Some(m) if v.get("id").is_none() => format!("POST notification {m}"),
+            Some(m) => format!("POST {m}"),
+            None => "POST a JSON body that is not a request".to_string(),
+        },
+        Err(_) => "POST a body that is not JSON".to_string(),
+    }
+}
+
+/// Whether `body` is one JSON-RPC notification (an object with a `method` and no `id`).
+fn is_notification(body: &[u8]) -> bool {
+    serde_json::from_slice::<Value>(body)
+        .ok()
+        .is_some_and(|v| v.is_object() && v.get("method").is_some() && v.get("id").is_none())
+}
+
+/// Whether `m` is an error response without an id, or with id null: the body a server may
+/// send with the HTTP error status that refuses a notification.
+fn idless_error(m: &Value) -> bool {
+    m.is_object()
+        && m.get("method").is_none()
+        && m.get("error").is_some()
+        && m.get("id").is_none_or(Value::is_null)
+}
 
 #[derive(Default)]
 struct State {
@@ -210,20 +265,58 @@ async fn post(
     for (k, v) in &headers {
         request = request.header(k, v);
     }
+    let name = post_name(request.body.as_deref().unwrap_or_default());
+    let sent: Vec<String> = headers
+        .iter()
+        .filter(|(k, _)| *k != "mcp-session-id")
+        .map(|(k, v)| format!("{k}: {v}"))
+        .collect();
+    let name = if sent.is_empty() {
+        name
+    } else {
+        format!("{name} ({})", sent.join(", "))
+    };
+    let notification = is_notification(request.body.as_deref().unwrap_or_default());
     let until = tokio::time::Instant::now() + deadline;
-    let exchange = match client.send(request, until).await {
-        Ok(x) => x,
+    let (exchange, cut) = match client.send(request, until).await {
+        Ok(x) => (x, false),
         Err(crate::http::HttpError::Timeout {
             partial: Some(partial),
-        }) => *partial,
-        Err(_) => return,
+        }) => (*partial, true),
+        Err(crate::http::HttpError::Timeout { partial: None }) => {
+            note(
+                out,
+                &format!("{name} → no status line within {} ms", deadline.as_millis()),
+            );
+            return;
+        }
+        Err(e) => {
+            note(out, &format!("{name} → no answer: {e}"));
+            return;
+        }
     };
     if let Some(id) = exchange.header("mcp-session-id") {
         lock(state).session = Some(id.to_owned());
     }
-    let Some(mut messages) = lenient_messages(&exchange) else {
+    let cut = if cut { " · cut at the deadline" } else { "" };
+    let Some(mut messages) = lenient_messages(&exchange).filter(|m| !m.is_empty()) else {
+        let summary = exchange.summary(Some(NOTE_BODY_BYTES));
+        note(out, &format!("{name} → {summary}{cut}"));
         return;
     };
+    let refused = notification && exchange.status >= 400;
+    if refused {
+        let summary = exchange.summary(Some(NOTE_BODY_BYTES));
+        note(
+            out,
+            &format!(
+                "{name} → refused by HTTP status (the transport's way; an id-less error body is part of the refusal, not a reply): {summary}{cut}"
+            ),
+        );
+        messages.retain(|m| !idless_error(m));
+    } else {
+        note(out, &format!("{name} → {}{cut}", exchange.summary(None)));
+    }
     // In a 2025-03-26 session a batch answered over SSE may come as one event per response
     // (2025-03-26 `basic/transports`: "These responses MAY be batched"); over stdio the same
     // answer is one array, so the bridge gathers the responses into one line. Later
@@ -247,6 +340,149 @@ async fn post(
         }
         if let Ok(bytes) = serde_json::to_vec(&m) {
             let _ = out.send(bytes);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+    use crate::peer::Recv;
+    use crate::wire::Dir;
+    use tokio::io::AsyncWriteExt;
+    use tokio::net::TcpListener;
+
+    /// Serves every connection with the same raw `response`, reading one request head and
+    /// body first; stops when the test ends.
+    async fn serve(response: &'static str) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((mut sock, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let mut buf = vec![0u8; 64 * 1024];
+                    let mut got = Vec::new();
+                    // Read until the head ends and the declared body has come.
+                    loop {
+                        let n = match tokio::io::AsyncReadExt::read(&mut sock, &mut buf).await {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => n,
+                        };
+                        got.extend_from_slice(&buf[..n]);
+                        let text = String::from_utf8_lossy(&got).to_ascii_lowercase();
+                        if let Some(end) = text.find("\r\n\r\n") {
+                            let len = text
+                                .lines()
+                                .find_map(|l| l.strip_prefix("content-length:"))
+                                .and_then(|v| v.trim().parse::<usize>().ok())
+                                .unwrap_or(0);
+                            if got.len() >= end + 4 + len {
+                                break;
+                            }
+                        }
+                    }
+                    let _ = sock.write_all(response.as_bytes()).await;
+                    let _ = sock.shutdown().await;
+                });
+            }
+        });
+        format!("http://{addr}/mcp")
+    }
+
+    fn notes(p: &Peer) -> Vec<String> {
+        p.events()
+            .iter()
+            .filter(|e| e.dir == Dir::Note)
+            .map(|e| e.excerpt(2000))
+            .collect()
+    }
+
+    async fn one_line(p: &mut Peer, line: &str) -> Recv {
+        p.send_raw(format!("{line}\n").as_bytes()).await.unwrap();
+        p.recv(std::time::Instant::now() + Duration::from_secs(10))
+            .await
+    }
+
+    #[tokio::test]
+    async fn an_answer_without_json_rpc_is_noted_with_its_status_line_headers_and_body() {
+        let url = serve(
+            "HTTP/1.1 415 Unsupported Media Type\r\nContent-Type: text/plain\r\nContent-Length: 24\r\n\r\nunsupported content type",
+        )
+        .await;
+        let mut p = peer(&url, 1 << 20, Duration::from_secs(10)).unwrap();
+        let got = one_line(&mut p, "garbage").await;
+        assert!(matches!(got, Recv::Timeout), "no JSON-RPC line may come");
+        let n = notes(&p);
+        assert_eq!(n.len(), 1, "{n:?}");
+        assert!(n[0].contains("HTTP 415 Unsupported Media Type"), "{n:?}");
+        assert!(n[0].contains("content-type: text/plain"), "{n:?}");
+        assert!(n[0].contains("content-length: 24"), "{n:?}");
+        assert!(
+            n[0].contains("body (24 bytes): unsupported content type"),
+            "{n:?}"
+        );
+        assert!(p.is_bridged());
+        assert!(p.last_note().is_some_and(|n| n.contains("HTTP 415")));
+        let shown = crate::check::evidence(&p.events()).join("\n");
+        assert!(
+            shown.contains("· ") && shown.contains("HTTP 415"),
+            "{shown}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_notification_refused_with_an_http_error_status_is_not_answered() {
+        let body = r#"{"jsonrpc":"2.0","error":{"code":-32601,"message":"no"}}"#;
+        let response: &'static str = Box::leak(
+            format!(
+                "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            )
+            .into_boxed_str(),
+        );
+        let url = serve(response).await;
+        let mut p = peer(&url, 1 << 20, Duration::from_secs(10)).unwrap();
+        let got = one_line(&mut p, r#"{"jsonrpc":"2.0","method":"notifications/x"}"#).await;
+        assert!(
+            matches!(got, Recv::Timeout),
+            "the id-less error of a refusal is not a reply"
+        );
+        let n = notes(&p);
+        assert!(
+            n.iter().any(|l| l.contains("refused by HTTP status")
+                && l.contains("HTTP 400 Bad Request")
+                && l.contains("-32601")),
+            "{n:?}"
+        );
+        // The same body to a request is its answer.
+        let got = one_line(&mut p, r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).await;
+        assert!(
+            matches!(got, Recv::Line(_)),
+            "a request's error body is delivered"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_notification_answered_200_with_an_error_body_is_an_answer() {
+        let body = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32601,"message":"no"}}"#;
+        let response: &'static str = Box::leak(
+            format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            )
+            .into_boxed_str(),
+        );
+        let url = serve(response).await;
+        let mut p = peer(&url, 1 << 20, Duration::from_secs(10)).unwrap();
+        let got = one_line(&mut p, r#"{"jsonrpc":"2.0","method":"notifications/x"}"#).await;
+        match got {
+            Recv::Line(l) => assert_eq!(
+                serde_json::from_slice::<Value>(&l.bytes).unwrap(),
+                serde_json::from_str::<Value>(body).unwrap()
+            ),
+            _ => panic!("a 200 with a JSON-RPC body answers the notification"),
         }
     }
 }

@@ -248,6 +248,12 @@ pub struct Peer {
 /// cannot be confused with a message.
 pub const SETTLED_MARKER: &[u8] = b"\0parity-settled";
 
+/// The prefix of a note line a bridge writes on "stdout" ([`Peer::bridged`]): the rest of the
+/// line is logged as a [`Dir::Note`] frame (what the transport under the bridge showed: an HTTP
+/// status line and headers) and never reaches the caller. Starts with a raw NUL, so no JSON
+/// text can look like it.
+pub const NOTE_MARKER: &[u8] = b"\0parity-note ";
+
 /// Counts for a bridged peer: input lines written (newlines sent) and input lines the bridge
 /// has settled (markers received).
 #[derive(Debug, Default, Clone, Copy)]
@@ -640,6 +646,40 @@ impl Peer {
         self.stdin.is_some() && !self.stdout_eof && self.try_exited().is_none()
     }
 
+    /// Whether this peer is a bridge to another transport ([`Peer::bridged`]).
+    pub fn is_bridged(&self) -> bool {
+        self.settling.is_some()
+    }
+
+    /// The text of the last [`Dir::Note`] in the frame log (for a bridged peer over HTTP: what
+    /// the last answer was at the HTTP level), if any.
+    pub fn last_note(&self) -> Option<String> {
+        lock(&self.log)
+            .iter()
+            .rev()
+            .find(|e| e.dir == Dir::Note)
+            .and_then(|e| e.line())
+            .map(|l| String::from_utf8_lossy(&l.bytes).into_owned())
+    }
+
+    /// Adds `text` to the frame log as a [`Dir::Note`] (a remark beside the frames, shown in
+    /// evidence; never protocol, so no monitor judges it).
+    pub fn note(&self, text: impl Into<String>) {
+        let bytes = text.into().into_bytes();
+        lock(&self.log).push(WireEvent {
+            dir: Dir::Note,
+            t: self.start.elapsed(),
+            frame: Frame::Line(Line {
+                len: bytes.len() as u64,
+                bytes,
+                over_cap: false,
+                sha256: None,
+                terminated: true,
+                elided: false,
+            }),
+        });
+    }
+
     /// Total stderr bytes the peer wrote (including those not kept).
     pub fn stderr_bytes(&self) -> u64 {
         self.stderr_total.load(Ordering::Relaxed)
@@ -793,6 +833,21 @@ async fn read_lines<R: AsyncRead + Unpin>(
                 if tx.send(Some(line)).await.is_err() {
                     continue;
                 }
+            }
+            Ok(Some(line)) if marker.is_some() && line.bytes.starts_with(NOTE_MARKER) => {
+                let text = line.bytes[NOTE_MARKER.len()..].to_vec();
+                lock(&log).push(WireEvent {
+                    dir: Dir::Note,
+                    t: start.elapsed(),
+                    frame: Frame::Line(Line {
+                        len: text.len() as u64,
+                        bytes: text,
+                        over_cap: false,
+                        sha256: None,
+                        terminated: true,
+                        elided: false,
+                    }),
+                });
             }
             Ok(Some(line)) => {
                 // The log keeps whole lines up to the session's budget, then prefixes.

@@ -1330,15 +1330,17 @@ pub(crate) fn to_result(
 }
 
 /// The ACP monitors' own session: `initialize`, `session/new` with no MCP servers, one prompt,
-/// and one call of the tool method when the target declares one, then shutdown.
+/// and one call of the tool method when the target declares one or the agent advertises one
+/// ([`crate::acp::tool_method`]), then shutdown.
 async fn acp_session(ctx: &Ctx) -> bool {
-    let Ok((mut c, _)) = crate::acp::open(ctx).await else {
+    let Ok((mut c, init)) = crate::acp::open(ctx).await else {
         return false;
     };
     if let Ok(r) = crate::acp::new_session(&mut c, json!([])).await {
         if let Some(sid) = crate::acp::session_id(&r) {
             let _ = crate::acp::prompt(&mut c, &sid, "parity: hello").await;
-            if let Some(m) = ctx.target.tool_method.clone() {
+            if let Some((m, _)) = crate::acp::tool_method(ctx.target.tool_method.as_deref(), &init)
+            {
                 let _ = crate::acp::tool_call(&mut c, &m, Some(&sid), "status", &json!({})).await;
             }
         }

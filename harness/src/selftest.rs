@@ -129,9 +129,12 @@ impl Row {
     pub fn reference_clean(&self) -> bool {
         self.reference == Some(Verdict::Pass)
     }
-    /// Every benign peer that lists the check passed it (no cry of wolf).
+    /// No benign peer that lists the check got a fail, warn or timeout from it (no cry of
+    /// wolf; a skip or not-run that says why it could not judge is allowed).
     pub fn benign_clean(&self) -> bool {
-        self.benign.iter().all(|(_, v)| *v == Verdict::Pass)
+        self.benign
+            .iter()
+            .all(|(_, v)| !matches!(v, Verdict::Fail | Verdict::Warn | Verdict::Timeout))
     }
     /// Caught, clean on the reference, and clean on every benign peer.
     pub fn proven(&self) -> bool {
@@ -303,16 +306,59 @@ pub async fn rows(jobs: usize) -> Vec<Row> {
             }
         }
     }
-    // Benign peers, two at a time, each against the checks it must pass.
-    let mut benign = parity_fakes::benign_catalogue().iter();
+    // Benign peers (MCP over stdio, ACP agents, MCP servers over HTTP), two at a time, each
+    // against the checks it must pass.
+    let mut benign_runs: Vec<(&'static str, FaultRun)> = Vec::new();
+    for f in parity_fakes::benign_catalogue() {
+        let Ok(o) = opts(f.passes.iter().map(|s| s.to_string()).collect()) else {
+            continue;
+        };
+        let name = f.name;
+        benign_runs.push((
+            name,
+            Box::pin(async move { run_mcp(fake_target(name), &o).await.ok() }),
+        ));
+    }
+    for f in parity_fakes::acp_benign_catalogue() {
+        let Ok(o) = opts(f.passes.iter().map(|s| s.to_string()).collect()) else {
+            continue;
+        };
+        let name = f.name;
+        benign_runs.push((
+            name,
+            Box::pin(async move { run_acp(acp_fake_target(name), &o).await.ok() }),
+        ));
+    }
+    for f in parity_fakes::http_benign_catalogue() {
+        let Ok(o) = opts(f.passes.iter().map(|s| s.to_string()).collect()) else {
+            continue;
+        };
+        let name = f.name;
+        let spec = crate::peer::PeerSpec::new(
+            exe.clone(),
+            ["fake-http", name, "--catalogue", "direct"]
+                .map(String::from)
+                .to_vec(),
+        );
+        benign_runs.push((
+            name,
+            Box::pin(async move {
+                crate::cli::run_mcp_http(
+                    &format!("parity fake-http {name}"),
+                    crate::facade::FacadeSource::Command(spec),
+                    &o,
+                    crate::wire::DEFAULT_LINE_CAP,
+                )
+                .await
+                .ok()
+            }),
+        ));
+    }
+    let mut benign_runs = benign_runs.into_iter();
     loop {
         let mut set = tokio::task::JoinSet::new();
-        for f in benign.by_ref().take(2) {
-            let Ok(o) = opts(f.passes.iter().map(|s| s.to_string()).collect()) else {
-                continue;
-            };
-            let name = f.name;
-            set.spawn(async move { (name, run_mcp(fake_target(name), &o).await.ok()) });
+        for (name, run) in benign_runs.by_ref().take(2) {
+            set.spawn(async move { (name, run.await) });
         }
         if set.is_empty() {
             break;
@@ -441,7 +487,9 @@ pub async fn run(jobs: usize) -> i32 {
         );
     }
     let proven = rows.iter().filter(|r| r.proven()).count();
-    let benign_peers = parity_fakes::benign_catalogue().len();
+    let benign_peers = parity_fakes::benign_catalogue().len()
+        + parity_fakes::acp_benign_catalogue().len()
+        + parity_fakes::http_benign_catalogue().len();
     let benign_checks = rows.iter().filter(|r| !r.benign.is_empty()).count();
     crate::outln!(
         "selftest: {proven} of {} checks caught by a faulty peer with the reference clean; {benign_checks} checks passed by the {benign_peers} benign peers that list them",

@@ -299,12 +299,25 @@ pub struct McpSurface {
 pub struct AcpSurface {
     /// The command line.
     pub command: String,
-    /// The tool extension method; default `_parity/tool`.
-    pub tool_method: String,
+    /// The tool extension method the target declares (`tool_method`, or `--tool-method`);
+    /// `None` when it declares none. Equivalence then calls [`crate::acp::DEFAULT_TOOL_METHOD`]
+    /// ([`AcpSurface::tool_method_or_default`]), and the ACP tool-method checks use the method
+    /// the agent advertises, or skip.
+    pub tool_method: Option<String>,
     /// A prompt the agent keeps its turn open for until `session/cancel`.
     pub cancel_prompt: Option<String>,
     /// Outcome extraction.
     pub rules: AcpRules,
+}
+
+impl AcpSurface {
+    /// The tool method to call for equivalence: the declared one, else
+    /// [`crate::acp::DEFAULT_TOOL_METHOD`].
+    pub fn tool_method_or_default(&self) -> String {
+        self.tool_method
+            .clone()
+            .unwrap_or_else(|| crate::acp::DEFAULT_TOOL_METHOD.to_string())
+    }
 }
 
 /// The MCP Streamable HTTP surface of a target: a URL, or a command parity starts that
@@ -652,11 +665,11 @@ pub fn parse(file: &str, text: &str) -> Result<Target, TargetError> {
                 return Err(err_at(
                     m.span().start,
                     "surfaces.acp.tool_method",
-                    "the tool method must not be empty (omit the key for `_parity/tool`)".into(),
+                    "the tool method must not be empty (omit the key to declare none)".into(),
                 ))
             }
-            Some(m) => m.get_ref().clone(),
-            None => crate::acp::DEFAULT_TOOL_METHOD.to_string(),
+            Some(m) => Some(m.get_ref().clone()),
+            None => None,
         };
         target.acp = Some(AcpSurface {
             command: command(&a.command, "surfaces.acp.command")?,
@@ -1165,7 +1178,7 @@ pub fn reference() -> Target {
         }),
         acp: Some(AcpSurface {
             command: format!("{quoted} reference acp"),
-            tool_method: crate::acp::DEFAULT_TOOL_METHOD.into(),
+            tool_method: Some(crate::acp::DEFAULT_TOOL_METHOD.into()),
             cancel_prompt: Some("wait_for_cancel".into()),
             rules: AcpRules {
                 classes: vec![invalid_arguments_class()],
@@ -1247,7 +1260,10 @@ seed = 9
         )
         .unwrap();
         assert_eq!(t.name, "realm");
-        assert_eq!(t.acp.as_ref().unwrap().tool_method, "realm/tool");
+        assert_eq!(
+            t.acp.as_ref().unwrap().tool_method.as_deref(),
+            Some("realm/tool")
+        );
         assert_eq!(t.acp.as_ref().unwrap().rules.result, "/outcome");
         assert_eq!(
             t.mcp.as_ref().unwrap().rules.errors.get(&-32602).unwrap(),

@@ -30,6 +30,10 @@ pub enum Dir {
     Stderr,
     /// The peer exited; the frame holds its status as text.
     Exit,
+    /// A note beside the frames, never protocol: what a bridge saw of the transport under its
+    /// lines (over Streamable HTTP, each answer's status line, the headers that matter and a
+    /// clipped body), or a remark a check adds to its evidence ([`crate::peer::Peer::note`]).
+    Note,
 }
 
 /// One stdio line as received: bytes without the terminating `\n`.

@@ -63,7 +63,7 @@ fn the_worked_example_of_docs_target_md_loads() {
     let t = parity_harness::target::parse("docs/target.md", &text[start..end])
         .unwrap_or_else(|e| panic!("the worked example does not load: {e}"));
     let acp = t.acp.expect("an ACP surface");
-    assert_eq!(acp.tool_method, "realm/tool");
+    assert_eq!(acp.tool_method.as_deref(), Some("realm/tool"));
     assert_eq!(acp.rules.result, "/outcome");
     assert_eq!(t.mcp.expect("an MCP surface").rules.classes.len(), 1);
     assert_eq!(t.equivalence.seed, Some(42));
