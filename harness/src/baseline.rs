@@ -129,8 +129,9 @@ impl BaselineError {
 // Bindings, revisions and patterns
 // ---------------------------------------------------------------------------------------------
 
-/// Every binding with its revisions.
-pub(crate) const BINDINGS: [(&str, &[&str]); 7] = [
+/// Every binding (the part of a case id after `@`) with its revisions (after `#`), e.g.
+/// `("acp", &["v1"])`.
+pub const BINDINGS: [(&str, &[&str]); 7] = [
     (crate::checks_mcp::BINDING, &crate::mcp::ALL_REVISIONS),
     (crate::check::HTTP_BINDING, &crate::mcp::ALL_REVISIONS),
     (crate::acp::BINDING, &[crate::acp::REVISION]),
@@ -183,7 +184,10 @@ pub(crate) fn check_case_id(id: &str, known_check: &dyn Fn(&str) -> bool) -> Res
 }
 
 fn unknown_check(check: &str) -> String {
-    format!("unknown check `{check}` (`parity list` shows every check and scenario)")
+    format!(
+        "unknown check `{check}` (`parity list` shows every check and scenario; a scenario of \
+         your own is known once its directory is given with `--scenarios DIR`)"
+    )
 }
 
 fn has_glob(s: &str) -> bool {

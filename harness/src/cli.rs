@@ -314,6 +314,11 @@ struct ReferenceArgs {
     /// Tools per tools/list page (0 = all on one page).
     #[arg(long, default_value_t = parity_reference::mcp::DEFAULT_PAGE_SIZE)]
     page_size: usize,
+    /// The version the server reports (`serverInfo.version`, and `_meta` serverInfo in
+    /// 2026-07-28) instead of parity's own: lets tests show that snapshots and replays
+    /// survive a server upgrade. Hidden: it changes nothing a user checks.
+    #[arg(long, hide = true, value_name = "VERSION")]
+    server_version: Option<String>,
     /// A policy file (TOML, docs/dispatcher.md): policy mode, startup budget, queue and tool
     /// time limits, backend runtime.
     #[arg(long, value_name = "FILE")]
@@ -345,8 +350,10 @@ struct RunArgs {
     #[arg(long)]
     tool_method: Option<String>,
     /// Profiles to run: mcp, acp, equivalence, mcp-http, facade, hygiene, dispatcher, guard
-    /// (repeatable; default: every profile the target's surfaces allow).
-    #[arg(long, value_parser = ["mcp", "acp", "equivalence", "mcp-http", "facade", "hygiene", "dispatcher", "guard"])]
+    /// (repeatable). Default: every profile the target allows; on the bundled reference (no
+    /// target, --mcp, --acp or --url) that is mcp, acp, equivalence, mcp-http, facade, hygiene
+    /// and dispatcher (guard needs a target with [guard]).
+    #[arg(long, value_parser = crate::target::PROFILES)]
     profile: Vec<String>,
     /// Generated equivalence: cases per tool (default 100; 0 turns generation off).
     #[arg(long)]
@@ -877,41 +884,55 @@ fn facade_ready(target: &crate::target::Target) -> bool {
     target.reference_facade.is_some() || (target.http.is_some() && target.facade.is_some())
 }
 
-/// The profiles to run: `--profile`, else the target's, else every profile its surfaces allow
-/// (`mcp` with an MCP surface, `acp` with an ACP surface, `equivalence` with both, `facade`
-/// with an HTTP surface and `[facade]`).
+/// The profiles a run with no `--profile` and no `profiles` key runs on `target`, in order:
+/// `mcp` with an MCP surface, `acp` with an ACP surface, `equivalence` with both, `mcp-http`
+/// with an HTTP surface (or the bundled facade), `facade` with `[facade]` declarations (or the
+/// bundled facade), `hygiene` with `[hygiene]`, `dispatcher` with `[dispatcher]` and a stdio
+/// surface, `guard` with `[guard]`.
+pub fn allowed_profiles(target: &crate::target::Target) -> Vec<String> {
+    let mut p = Vec::new();
+    if target.mcp.is_some() {
+        p.push("mcp".to_string());
+    }
+    if target.acp.is_some() {
+        p.push("acp".to_string());
+    }
+    if target.mcp.is_some() && target.acp.is_some() {
+        p.push("equivalence".to_string());
+    }
+    if target.http.is_some() || target.reference_facade.is_some() {
+        p.push("mcp-http".to_string());
+    }
+    if facade_ready(target) {
+        p.push("facade".to_string());
+    }
+    if target.hygiene.is_some() {
+        p.push("hygiene".to_string());
+    }
+    if dispatcher_ready(target) {
+        p.push("dispatcher".to_string());
+    }
+    if target.guard.is_some() {
+        p.push("guard".to_string());
+    }
+    p
+}
+
+/// The profiles `parity run` with no target, surface or `--profile` runs on the bundled
+/// reference ([`allowed_profiles`] of `crate::target::reference`); `run --help` and the docs
+/// name these.
+pub fn default_run_profiles() -> Vec<String> {
+    allowed_profiles(&crate::target::reference())
+}
+
+/// The profiles to run: `--profile`, else the target's, else [`allowed_profiles`].
 fn run_profiles(args: &RunArgs, target: &crate::target::Target) -> Result<Vec<String>, String> {
     let mut profiles = if !args.profile.is_empty() {
         args.profile.clone()
     } else if !target.profiles.is_empty() {
         target.profiles.clone()
     } else {
-        let mut p = Vec::new();
-        if target.mcp.is_some() {
-            p.push("mcp".to_string());
-        }
-        if target.acp.is_some() {
-            p.push("acp".to_string());
-        }
-        if target.mcp.is_some() && target.acp.is_some() {
-            p.push("equivalence".to_string());
-        }
-        if target.http.is_some() || target.reference_facade.is_some() {
-            p.push("mcp-http".to_string());
-        }
-        if facade_ready(target) {
-            p.push("facade".to_string());
-        }
-        if target.hygiene.is_some() {
-            p.push("hygiene".to_string());
-        }
-        if dispatcher_ready(target) {
-            p.push("dispatcher".to_string());
-        }
-        if target.guard.is_some() {
-            p.push("guard".to_string());
-        }
-        p
+        allowed_profiles(target)
     };
     profiles.dedup();
     for p in &profiles {
@@ -1653,7 +1674,15 @@ fn cmd_baseline_write(
     let mut keep = std::collections::HashMap::new();
     if let Some(path) = out.filter(|p| p.exists()) {
         let scenarios = crate::scenario::load_all(scenario_dirs).unwrap_or_default();
-        let known = |check: &str| crate::select::known_check(check, &scenarios);
+        // The checks the reports describe are known here too, so an entry for a user's
+        // scenario the old baseline listed is kept without `--scenarios`.
+        let described: std::collections::BTreeSet<String> = reports
+            .iter()
+            .flat_map(crate::report_file::described_checks)
+            .collect();
+        let known = |check: &str| {
+            described.contains(check) || crate::select::known_check(check, &scenarios)
+        };
         match crate::baseline::load(path, &known) {
             Ok(b) => {
                 for e in b.entries {
@@ -1718,7 +1747,8 @@ fn cmd_report_merge(reports: &[PathBuf], html: &std::path::Path, scenario_dirs: 
 }
 
 /// Reads JSON reports strictly (`crate::report_file`), their case ids checked against the
-/// shipped checks plus the scenarios of `scenario_dirs`; one value per path, in order.
+/// shipped checks plus the scenarios of `scenario_dirs`, a case that describes its own check
+/// being accepted without them; one value per path, in order.
 ///
 /// Errors: a scenario directory or a report that does not load, with file and line.
 fn load_reports(paths: &[PathBuf], scenario_dirs: &[PathBuf]) -> Result<Vec<Value>, String> {
@@ -1922,6 +1952,9 @@ async fn serve_reference(args: ReferenceArgs) -> i32 {
     };
     let mut config = parity_reference::mcp::McpServerConfig::new(dispatcher);
     config.page_size = args.page_size;
+    if let Some(v) = args.server_version {
+        config.server_version = v;
+    }
     match parity_reference::mcp::serve_stdio(config).await {
         Ok(()) => 0,
         Err(e) => {

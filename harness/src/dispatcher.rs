@@ -1089,37 +1089,6 @@ pub async fn run_reference(
 mod tests {
     use super::*;
 
-    /// The `[dispatcher]` block of docs/dispatcher.md, behind a minimal target.
-    fn docs_block() -> String {
-        let doc = include_str!("../../docs/dispatcher.md");
-        let from = doc.find("### Target keys").unwrap_or(0);
-        let rest = &doc[from..];
-        let start = rest.find("```toml\n").map_or(0, |i| i + "```toml\n".len());
-        let end = rest[start..].find("```").map_or(rest.len(), |i| start + i);
-        rest[start..end].to_owned()
-    }
-
-    #[test]
-    fn the_documented_dispatcher_table_loads_with_every_key() -> Result<(), String> {
-        let text = format!(
-            "version = 1\n[surfaces.mcp]\ncommand = \"server\"\n{}",
-            docs_block()
-        );
-        let t = crate::target::parse("parity.toml", &text).map_err(|e| e.to_string())?;
-        let d = t.dispatcher.ok_or("no [dispatcher]")?;
-        assert_eq!(d.labels, ["active".to_owned(), "disconnected".to_owned()]);
-        assert_eq!((d.budget_ms, d.tolerance_ms), (200, 3000));
-        assert_eq!(d.tools, ToolNames::default());
-        assert_eq!(d.read_arguments, json!({"path": "README.md"}));
-        assert_eq!(d.configs.slow_start, ["--policy", "slow.toml"]);
-        assert_eq!(
-            d.configs.stopping,
-            Some(vec!["--policy".to_owned(), "stopping.toml".to_owned()])
-        );
-        assert!(!d.reference);
-        Ok(())
-    }
-
     #[test]
     fn dispatcher_table_errors_name_line_and_key() {
         for (table, want) in [

@@ -4,8 +4,10 @@
 //! Comparison is strict for request/response pairs (each recorded request's response against
 //! the live response with the same id) and order-free for notifications, server-to-client
 //! requests and non-JSON stdout lines (multisets). Before comparing, both sides go through the
-//! same [`Normalizer`]: message ids, timestamps, `serverInfo.version`/`agentInfo.version`, ACP
-//! `sessionId`s, pids, temporary, home and working-directory paths, and the user's JSON
+//! same [`Normalizer`]: message ids, timestamps, the implementation versions (`version` inside
+//! `serverInfo`, `clientInfo` and `agentInfo`, and inside the 2026-07-28 `_meta` members
+//! `io.modelcontextprotocol/serverInfo` and `io.modelcontextprotocol/clientInfo`, so a snapshot
+//! or a replay survives an upgrade of the server or of parity), ACP `sessionId`s, pids, temporary, home and working-directory paths, and the user's JSON
 //! pointers become named placeholders (`[ID]`, `[TIME]`, `[VERSION]`, `[SESSION]`, `[PID]`,
 //! `[TMP]`, `[HOME]`, `[CWD]`, `[VOLATILE]`); object keys are sorted.
 
@@ -82,7 +84,7 @@ impl Normalizer {
                 let mut out = Map::new();
                 for (k, x) in o {
                     let nx = match (k.as_str(), x) {
-                        ("serverInfo" | "agentInfo" | "clientInfo", Value::Object(info)) => {
+                        (name, Value::Object(info)) if is_info(name) => {
                             let mut info = self.value(&Value::Object(info.clone()));
                             if let Some(ver) = info.get_mut("version") {
                                 *ver = json!("[VERSION]");
@@ -190,13 +192,27 @@ impl Normalizer {
     }
 }
 
+/// Whether a member named `name` holds an implementation's name and version: `serverInfo`,
+/// `clientInfo` (MCP `initialize`, ACP `initialize`), `agentInfo` (ACP), and the 2026-07-28
+/// `_meta` members `io.modelcontextprotocol/serverInfo` and `io.modelcontextprotocol/clientInfo`.
+fn is_info(name: &str) -> bool {
+    matches!(
+        name,
+        "serverInfo"
+            | "agentInfo"
+            | "clientInfo"
+            | "io.modelcontextprotocol/serverInfo"
+            | "io.modelcontextprotocol/clientInfo"
+    )
+}
+
 /// What a value being rendered is, for the members that [`Normalizer::message`] replaces.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Slot {
     /// The whole message: its `id` member becomes `[ID]`.
     Message,
-    /// The value of a `serverInfo`, `agentInfo` or `clientInfo` member: when it is an
-    /// object, its `version` member becomes `[VERSION]`.
+    /// The value of an implementation-info member ([`is_info`]): when it is an object, its
+    /// `version` member becomes `[VERSION]`.
     Info,
     /// Anything else.
     Other,
@@ -349,7 +365,7 @@ impl<'de> serde::de::Visitor<'de> for Render<'_, '_, 'de> {
         let start = st.out.len();
         let base = st.members.len();
         while let Some(name) = map.next_key_seed(Name)? {
-            let info = matches!(&*name, "serverInfo" | "agentInfo" | "clientInfo");
+            let info = is_info(&name);
             let at = st.out.len();
             let kind = map.next_value_seed(Render {
                 norm,
@@ -1543,6 +1559,29 @@ mod tests {
                 format!("[{}]", items.join(","))
             }
             other => other.to_string(),
+        }
+    }
+
+    #[test]
+    fn implementation_versions_in_meta_become_placeholders() {
+        // 2026-07-28 carries the implementations in `_meta`: a request's clientInfo (parity's
+        // own version) and a result's serverInfo; both must survive an upgrade, while the
+        // protocol version (not an implementation's) stays.
+        let n = Normalizer::new(Vec::new(), Vec::new());
+        let req = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "parity", "version": "0.1.0"}}}});
+        let res = json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": [], "_meta": {
+            "io.modelcontextprotocol/serverInfo": {"name": "s", "version": "9.9.9"}}}});
+        let want_req = r#"{"id":"[ID]","jsonrpc":"2.0","method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/clientInfo":{"name":"parity","version":"[VERSION]"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+        let want_res = r#"{"id":"[ID]","jsonrpc":"2.0","result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"[VERSION]"}},"tools":[]}}"#;
+        for (v, want) in [(&req, want_req), (&res, want_res)] {
+            assert_eq!(canonical(&n.message(v)), want);
+            // The streaming path (message keys of raw lines) agrees with the value path.
+            assert_eq!(
+                n.message_key_of(v.to_string().as_bytes()).as_deref(),
+                Some(want)
+            );
         }
     }
 

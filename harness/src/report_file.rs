@@ -5,7 +5,9 @@
 //! on: the text is JSON; no object has a key twice (`serde_json` would keep the last silently;
 //! a text scan finds the second one); `schema_version` is 1 or 2; `cases` is an object whose
 //! keys are case ids `check@binding#revision` with a known binding and revision and a check
-//! parity knows, each an object with a known `verdict`. It does not hold the report to the whole
+//! parity knows or that the case describes itself (a `kind`, its `check` and a `requirement`,
+//! as every case of a report does: a user's scenario needs no `--scenarios` to be read back),
+//! each an object with a known `verdict`. It does not hold the report to the whole
 //! schema: fields it does not read may be missing.
 //!
 //! Errors ([`ReportFileError`]) name the file and the 1-based line, and the case when one is
@@ -62,7 +64,8 @@ impl ReportFileError {
 ///
 /// Errors: the file cannot be read; it is not JSON; a key appears twice in one object (the
 /// line of the second); `schema_version` is missing or not 1 or 2; `cases` is missing or not
-/// an object; a case key is not a case id, or names an unknown binding, revision or check; a
+/// an object; a case key is not a case id, or names an unknown binding or revision, or a check
+/// that is neither known nor described by the case (the message names `--scenarios`); a
 /// case is not an object or has no known `verdict`. See [`ReportFileError`].
 pub fn load(path: &Path, known_check: &dyn Fn(&str) -> bool) -> Result<Value, ReportFileError> {
     let err = |line: usize, case: Option<&str>, message: String| ReportFileError {
@@ -165,7 +168,20 @@ pub fn load(path: &Path, known_check: &dyn Fn(&str) -> bool) -> Result<Value, Re
     };
     for (id, c) in cases {
         let line = scan.cases.get(id.as_str()).copied().unwrap_or(1);
-        crate::baseline::check_case_id(id, known_check).map_err(|m| err(line, Some(id), m))?;
+        // A check parity does not know (a user's scenario) is accepted when the case describes
+        // it itself: the report is then all a reader needs.
+        let known = |check: &str| known_check(check) || describes(c, check);
+        crate::baseline::check_case_id(id, &known).map_err(|m| {
+            let m = if m.starts_with("unknown check") {
+                format!(
+                    "{m}; the case does not describe its check either (string `kind`, `check` \
+                     and `requirement`, as `parity run --json` writes them)"
+                )
+            } else {
+                m
+            };
+            err(line, Some(id), m)
+        })?;
         let Some(c) = c.as_object() else {
             return Err(err(
                 line,
@@ -193,6 +209,32 @@ pub fn load(path: &Path, known_check: &dyn Fn(&str) -> bool) -> Result<Value, Re
         }
     }
     Ok(value)
+}
+
+/// Whether the case `c` describes the check `check` itself, as every case `parity run --json`
+/// writes does: a known `kind` (`active`, `monitor`, `scenario`), `check` equal to `check`, and
+/// a string `requirement`.
+fn describes(c: &Value, check: &str) -> bool {
+    matches!(
+        c.get("kind").and_then(Value::as_str),
+        Some("active" | "monitor" | "scenario")
+    ) && c.get("check").and_then(Value::as_str) == Some(check)
+        && c.get("requirement").is_some_and(Value::is_string)
+}
+
+/// The check ids of the cases of a loaded report that describe their check themselves (see
+/// [`load`]), for readers that must accept them elsewhere too (a baseline being rewritten).
+pub fn described_checks(report: &Value) -> std::collections::BTreeSet<String> {
+    let Some(cases) = report.get("cases").and_then(Value::as_object) else {
+        return Default::default();
+    };
+    cases
+        .values()
+        .filter_map(|c| {
+            let check = c.get("check").and_then(Value::as_str)?;
+            describes(c, check).then(|| check.to_owned())
+        })
+        .collect()
 }
 
 use crate::util::json_type as describe;
@@ -510,7 +552,7 @@ mod tests {
         let e = case_err("mcp.nope@mcp-stdio#2025-11-25", "{\"verdict\": \"pass\"}");
         assert_eq!(
             shown(&e),
-            "report.json:3: case `mcp.nope@mcp-stdio#2025-11-25`: unknown check `mcp.nope` (`parity list` shows every check and scenario)"
+            "report.json:3: case `mcp.nope@mcp-stdio#2025-11-25`: unknown check `mcp.nope` (`parity list` shows every check and scenario; a scenario of your own is known once its directory is given with `--scenarios DIR`); the case does not describe its check either (string `kind`, `check` and `requirement`, as `parity run --json` writes them)"
         );
         let e = case_err("mcp.base.parse-error", "{\"verdict\": \"pass\"}");
         assert_eq!(e.line, 3);
@@ -528,6 +570,34 @@ mod tests {
             e.message.starts_with("unknown revision `#2025-11-24`"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_case_that_describes_its_own_check_needs_no_scenarios() {
+        let id = "mycalc.divide@mcp-stdio#2025-11-25";
+        let good = r#"{"kind": "scenario", "check": "mycalc.divide", "requirement": "r", "verdict": "fail"}"#;
+        let text = format!(
+            "{{\"schema_version\": 2, \"cases\": {{\n{}: {good}}}}}",
+            serde_json::json!(id)
+        );
+        let v = load_text(&text).unwrap();
+        assert_eq!(
+            described_checks(&v).into_iter().collect::<Vec<_>>(),
+            ["mycalc.divide"]
+        );
+        // Half a description is none: another check, no requirement, an unknown kind.
+        for body in [
+            r#"{"kind": "scenario", "check": "mycalc.other", "requirement": "r", "verdict": "fail"}"#,
+            r#"{"kind": "scenario", "check": "mycalc.divide", "verdict": "fail"}"#,
+            r#"{"kind": "guess", "check": "mycalc.divide", "requirement": "r", "verdict": "fail"}"#,
+        ] {
+            let e = case_err(id, body);
+            assert!(
+                e.message.starts_with("unknown check `mycalc.divide`"),
+                "{e}"
+            );
+            assert!(e.message.contains("--scenarios DIR"), "{e}");
+        }
     }
 
     #[test]

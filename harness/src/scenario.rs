@@ -9,7 +9,8 @@
 //! turns the first failing step into the scenario level's verdict with the session's frames as
 //! evidence. [`partial_match`] is the expectation matcher.
 //!
-//! The shipped scenarios (`scenarios/mcp/*.yaml` in the source tree) are embedded in the binary
+//! The shipped scenarios (`harness/scenarios/` in the source tree, inside this crate so its
+//! package holds them; named `scenarios/…` in messages) are embedded in the binary
 //! ([`shipped`]) and always run; `parity run --scenarios DIR` adds a user directory
 //! ([`load_dir`]).
 
@@ -37,35 +38,35 @@ pub const MAX_SILENCE_MS: u64 = 10_000;
 const SHIPPED: &[(&str, &str)] = &[
     (
         "scenarios/mcp/tools-read-readme.yaml",
-        include_str!("../../scenarios/mcp/tools-read-readme.yaml"),
+        include_str!("../scenarios/mcp/tools-read-readme.yaml"),
     ),
     (
         "scenarios/mcp/tools-write-read-roundtrip.yaml",
-        include_str!("../../scenarios/mcp/tools-write-read-roundtrip.yaml"),
+        include_str!("../scenarios/mcp/tools-write-read-roundtrip.yaml"),
     ),
     (
         "scenarios/mcp/tools-path-outside-root.yaml",
-        include_str!("../../scenarios/mcp/tools-path-outside-root.yaml"),
+        include_str!("../scenarios/mcp/tools-path-outside-root.yaml"),
     ),
     (
         "scenarios/mcp/tools-exec-not-allowed.yaml",
-        include_str!("../../scenarios/mcp/tools-exec-not-allowed.yaml"),
+        include_str!("../scenarios/mcp/tools-exec-not-allowed.yaml"),
     ),
     (
         "scenarios/mcp/recorded-py-mcp-client.yaml",
-        include_str!("../../scenarios/mcp/recorded-py-mcp-client.yaml"),
+        include_str!("../scenarios/mcp/recorded-py-mcp-client.yaml"),
     ),
     (
         "scenarios/mcp/stdio-padded-line.yaml",
-        include_str!("../../scenarios/mcp/stdio-padded-line.yaml"),
+        include_str!("../scenarios/mcp/stdio-padded-line.yaml"),
     ),
     (
         "scenarios/mcp/stdio-split-write.yaml",
-        include_str!("../../scenarios/mcp/stdio-split-write.yaml"),
+        include_str!("../scenarios/mcp/stdio-split-write.yaml"),
     ),
     (
         "scenarios/equivalence/six-tools.yaml",
-        include_str!("../../scenarios/equivalence/six-tools.yaml"),
+        include_str!("../scenarios/equivalence/six-tools.yaml"),
     ),
 ];
 
@@ -120,7 +121,7 @@ pub struct Replay {
 /// Transcripts that shipped scenarios replay, embedded like the scenarios (path, text).
 const SHIPPED_TRANSCRIPTS: &[(&str, &str)] = &[(
     "scenarios/mcp/recorded/py-mcp-client-session.jsonl",
-    include_str!("../../scenarios/mcp/recorded/py-mcp-client-session.jsonl"),
+    include_str!("../scenarios/mcp/recorded/py-mcp-client-session.jsonl"),
 )];
 
 /// How a scenario's session starts.

@@ -829,3 +829,100 @@ fn baseline_write_combines_shards_keeps_reasons_and_refuses_runs_that_did_not_ha
     r.assert_code(2);
     assert!(r.stderr.contains("could not happen"), "{r}");
 }
+
+/// A user scenario that fails against the reference: `ping` answers `{}`, never `pong`.
+const FAILING_USER_SCENARIO: &str = r#"version: 1
+id: mycalc.divide
+description: ping answers pong (it does not, so this case fails).
+spec: basic/utilities/ping
+level: MUST
+eras: [legacy]
+steps:
+  - send: '{"jsonrpc":"2.0","id":"p-1","method":"ping"}'
+  - expect: {id: p-1, result: {pong: true}}
+"#;
+
+#[test]
+fn baselines_and_merges_of_reports_with_user_scenarios_need_no_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let scen = dir.path().join("scenarios");
+    std::fs::create_dir(&scen).unwrap();
+    std::fs::write(scen.join("divide.yaml"), FAILING_USER_SCENARIO).unwrap();
+    let a = dir.path().join("a.json");
+    let b = dir.path().join("b.json");
+    for report in [&a, &b] {
+        let r = run(&[
+            "run",
+            "--profile",
+            "mcp",
+            "--scenarios",
+            scen.to_str().unwrap(),
+            "--filter",
+            "mycalc.*",
+            "--quiet",
+            "--json",
+            report.to_str().unwrap(),
+        ]);
+        r.assert_code(1);
+    }
+    let case = "mycalc.divide@mcp-stdio#2025-11-25";
+    // A baseline from the report alone, no --scenarios: it lists the user's case.
+    let baseline = dir.path().join("baseline.yaml");
+    let w = |from: &Path| {
+        run(&[
+            "baseline",
+            "write",
+            "--from",
+            from.to_str().unwrap(),
+            "--out",
+            baseline.to_str().unwrap(),
+        ])
+    };
+    w(&a).assert_code(0);
+    let text = std::fs::read_to_string(&baseline).unwrap();
+    assert!(text.contains(case), "{text}");
+    // Rewriting it keeps a hand-written reason, still without --scenarios.
+    std::fs::write(
+        &baseline,
+        text.replace(&format!("failed in {}", a.display()), "known: issue 7"),
+    )
+    .unwrap();
+    w(&b).assert_code(0);
+    let text = std::fs::read_to_string(&baseline).unwrap();
+    assert!(text.contains("known: issue 7"), "{text}");
+    // A merge of two such reports, no --scenarios.
+    let html = dir.path().join("merged.html");
+    let r = run(&[
+        "report",
+        "merge",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    r.assert_code(0);
+    assert!(std::fs::read_to_string(&html).unwrap().contains(case));
+    // A case that does not describe its check is still refused, naming the flag that helps.
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&a).unwrap()).unwrap();
+    v["cases"][case]
+        .as_object_mut()
+        .unwrap()
+        .remove("requirement");
+    std::fs::write(&a, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    let r = run(&["baseline", "write", "--from", a.to_str().unwrap()]);
+    r.assert_code(2);
+    assert!(
+        r.stderr.contains("unknown check `mycalc.divide`") && r.stderr.contains("--scenarios DIR"),
+        "{r}"
+    );
+    // ... and accepted again with that flag.
+    let r = run(&[
+        "baseline",
+        "write",
+        "--from",
+        a.to_str().unwrap(),
+        "--scenarios",
+        scen.to_str().unwrap(),
+    ]);
+    r.assert_code(0);
+}

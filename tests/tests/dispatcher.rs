@@ -322,3 +322,40 @@ fn a_dispatcher_table_with_bad_labels_is_an_error_naming_line_and_key() {
         "{run}"
     );
 }
+
+/// The `[dispatcher]` block of docs/dispatcher.md, read at test time (the harness crate embeds
+/// nothing from outside its own directory).
+fn docs_block() -> String {
+    let doc = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../docs/dispatcher.md"
+    ))
+    .unwrap();
+    let from = doc.find("### Target keys").unwrap_or(0);
+    let rest = &doc[from..];
+    let start = rest.find("```toml\n").map_or(0, |i| i + "```toml\n".len());
+    let end = rest[start..].find("```").map_or(rest.len(), |i| start + i);
+    rest[start..end].to_owned()
+}
+
+#[test]
+fn the_documented_dispatcher_table_loads_with_every_key() -> Result<(), String> {
+    use parity_harness::dispatcher::ToolNames;
+    let text = format!(
+        "version = 1\n[surfaces.mcp]\ncommand = \"server\"\n{}",
+        docs_block()
+    );
+    let t = parity_harness::target::parse("parity.toml", &text).map_err(|e| e.to_string())?;
+    let d = t.dispatcher.ok_or("no [dispatcher]")?;
+    assert_eq!(d.labels, ["active".to_owned(), "disconnected".to_owned()]);
+    assert_eq!((d.budget_ms, d.tolerance_ms), (200, 3000));
+    assert_eq!(d.tools, ToolNames::default());
+    assert_eq!(d.read_arguments, json!({"path": "README.md"}));
+    assert_eq!(d.configs.slow_start, ["--policy", "slow.toml"]);
+    assert_eq!(
+        d.configs.stopping,
+        Some(vec!["--policy".to_owned(), "stopping.toml".to_owned()])
+    );
+    assert!(!d.reference);
+    Ok(())
+}

@@ -2,6 +2,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::PathBuf;
 
 fn repo() -> PathBuf {
@@ -67,4 +69,118 @@ fn the_worked_example_of_docs_target_md_loads() {
     assert_eq!(acp.rules.result, "/outcome");
     assert_eq!(t.mcp.expect("an MCP surface").rules.classes.len(), 1);
     assert_eq!(t.equivalence.seed, Some(42));
+}
+
+/// `text` with every run of whitespace (line breaks included) as one space.
+fn flat(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// `a, b and c` (each item wrapped in `quote`).
+fn english_list(items: &[String], quote: &str) -> String {
+    let q: Vec<String> = items.iter().map(|i| format!("{quote}{i}{quote}")).collect();
+    match q.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => q.join(""),
+    }
+}
+
+fn number_word(n: usize) -> &'static str {
+    [
+        "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    ]
+    .get(n)
+    .copied()
+    .unwrap_or("many")
+}
+
+/// The section of `doc` from the heading `from` to the next heading of the same level.
+fn section<'a>(doc: &'a str, from: &str) -> &'a str {
+    let start = doc
+        .find(from)
+        .unwrap_or_else(|| panic!("no heading {from:?}"));
+    let level = from.chars().take_while(|c| *c == '#').count();
+    let rest = &doc[start + from.len()..];
+    let end = rest
+        .match_indices('\n')
+        .map(|(i, _)| i + 1)
+        .find(|i| {
+            let line = &rest[*i..];
+            line.starts_with(&"#".repeat(level)) && !line.starts_with(&"#".repeat(level + 1))
+        })
+        .unwrap_or(rest.len());
+    &rest[..end]
+}
+
+#[test]
+fn the_default_run_profiles_are_the_ones_help_and_docs_name() {
+    let default = parity_harness::cli::default_run_profiles();
+    assert!(default.len() >= 2, "{default:?}");
+    // `parity run --help`.
+    let help = common::run(&["run", "--help"]);
+    help.assert_code(0);
+    let want = format!(
+        "on the bundled reference (no target, --mcp, --acp or --url) that is {} (",
+        english_list(&default, "")
+    );
+    assert!(
+        flat(&help.stdout).contains(&want),
+        "run --help lacks {want:?}\n{help}"
+    );
+    // docs/target.md.
+    let target = std::fs::read_to_string(repo().join("docs/target.md")).unwrap();
+    let want = format!(
+        "bundled reference with {} profiles: {} (",
+        number_word(default.len()),
+        english_list(&default, "`")
+    );
+    assert!(
+        flat(&target).contains(&want),
+        "docs/target.md lacks {want:?}"
+    );
+}
+
+#[test]
+fn every_profile_is_in_the_profile_tables() {
+    let target = std::fs::read_to_string(repo().join("docs/target.md")).unwrap();
+    let start = std::fs::read_to_string(repo().join("docs/getting-started.md")).unwrap();
+    let row = start
+        .lines()
+        .find(|l| l.starts_with("| `--profile P` |"))
+        .expect("the --profile row of docs/getting-started.md");
+    let help = common::run(&["run", "--help"]);
+    let help = flat(&help.stdout);
+    for p in parity_harness::target::PROFILES {
+        assert!(
+            target.lines().any(|l| l.starts_with(&format!("| `{p}` |"))),
+            "docs/target.md has no row for profile {p}"
+        );
+        assert!(
+            row.contains(&format!("`{p}`")),
+            "docs/getting-started.md's --profile row lacks {p}: {row}"
+        );
+        assert!(help.contains(&format!(" {p}")), "run --help lacks {p}");
+    }
+}
+
+#[test]
+fn docs_ci_md_names_every_junit_suite_and_binding() {
+    let ci = std::fs::read_to_string(repo().join("docs/ci.md")).unwrap();
+    let junit = flat(section(&ci, "### `--junit FILE`"));
+    let suites = parity_harness::target::PROFILES
+        .iter()
+        .copied()
+        .chain(["parity", "baseline"]);
+    for s in suites {
+        assert!(
+            junit.contains(&format!("`{s}`")),
+            "docs/ci.md's JUnit section never names the suite `{s}`"
+        );
+    }
+    for (b, _) in parity_harness::baseline::BINDINGS {
+        assert!(
+            junit.contains(&format!("`{b}`")),
+            "docs/ci.md's JUnit section never names the binding `{b}`"
+        );
+    }
 }

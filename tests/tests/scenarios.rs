@@ -455,7 +455,7 @@ fn reference_only_scenarios_are_not_planned_for_other_targets() -> TestResult {
 fn every_shipped_file_is_embedded() -> TestResult {
     let mut on_disk: Vec<String> = Vec::new();
     for sub in ["mcp", "equivalence"] {
-        let dir = workspace_root().join("scenarios").join(sub);
+        let dir = workspace_root().join("harness/scenarios").join(sub);
         on_disk.extend(
             scenario::scenario_files(&dir)?
                 .iter()
@@ -472,7 +472,7 @@ fn every_shipped_file_is_embedded() -> TestResult {
     assert_eq!(on_disk, embedded);
     // The files on disk are the embedded ones, byte for byte (they load the same).
     for (name, s) in scenario::shipped_files().iter().zip(scenario::shipped()?) {
-        let from_disk = scenario::load_path(&workspace_root().join(name))?;
+        let from_disk = scenario::load_path(&workspace_root().join("harness").join(name))?;
         assert_eq!(from_disk.steps, s.steps, "{name}");
         assert_eq!(
             from_disk.replay.as_ref().map(|r| &r.transcript.events),
@@ -616,7 +616,7 @@ volatile_keys: [since_ms]
 fn replay_dir(scenario_text: &str) -> Result<tempfile::TempDir, Box<dyn Error>> {
     let dir = scenario_dir("replayed.yaml", scenario_text)?;
     std::fs::copy(
-        workspace_root().join("scenarios/mcp/recorded/py-mcp-client-session.jsonl"),
+        workspace_root().join("harness/scenarios/mcp/recorded/py-mcp-client-session.jsonl"),
         dir.path().join("session.jsonl"),
     )?;
     Ok(dir)

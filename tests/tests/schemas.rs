@@ -1,7 +1,9 @@
 //! parity's own message validation against the official MCP JSON schemas, the third opinion.
 //!
-//! The schemas are read at test time from `<workspace>/../shared/spec/schemas/mcp/` (never
-//! copied into the project). For each revision the test drives `parity reference mcp` over real
+//! The schemas are read at test time from `$PARITY_SCHEMAS_DIR/mcp/`, by default
+//! `<workspace>/../shared/spec/schemas/mcp/` (never copied into the project; without them each
+//! test says what it did not cross-check and passes, unless `PARITY_REQUIRE_SCHEMAS=1`: see
+//! `official/mod.rs`). For each revision the test drives `parity reference mcp` over real
 //! pipes, validates EVERY message the reference emits against the revision's `JSONRPCMessage`,
 //! and then checks that parity's validator (`parity_harness::validate`) and the official schema
 //! agree on a corpus: the reference's own results and errors, mutations of them (required fields
@@ -11,16 +13,16 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+mod official;
 
 use parity_harness::validate::{validate_error, validate_result, validate_tool, validate_tool_at};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-const LEGACY_REVISIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 const MODERN: &str = "2026-07-28";
 const ALL_REVISIONS: [&str; 5] = [
     "2024-11-05",
@@ -32,8 +34,9 @@ const ALL_REVISIONS: [&str; 5] = [
 /// Upper bound for one reply from the reference; not a timing assertion.
 const REPLY_DEADLINE: Duration = Duration::from_secs(60);
 
-fn schema_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/spec/schemas/mcp")
+/// The official MCP schema directory, or `None` (after saying so) when it is absent.
+fn schema_dir(what: &str) -> Option<PathBuf> {
+    official::dir("mcp", what)
 }
 
 /// One revision's official schema document.
@@ -45,8 +48,8 @@ struct Schema {
 }
 
 impl Schema {
-    fn load(rev: &'static str) -> Schema {
-        let path = schema_dir().join(format!("{rev}.json"));
+    fn load(dir: &Path, rev: &'static str) -> Schema {
+        let path = dir.join(format!("{rev}.json"));
         let text = std::fs::read_to_string(&path)
             .unwrap_or_else(|e| panic!("cannot read the official schema {}: {e}", path.display()));
         let doc: Value = serde_json::from_str(&text).expect("schema is JSON");
@@ -311,6 +314,9 @@ fn sessions() -> &'static [Captured] {
 
 #[test]
 fn every_message_the_reference_emits_is_schema_valid() {
+    let Some(dir) = schema_dir("every message of the reference against JSONRPCMessage") else {
+        return;
+    };
     let mut problems = Vec::new();
     let mut checked = 0;
     for Captured {
@@ -319,7 +325,7 @@ fn every_message_the_reference_emits_is_schema_valid() {
         exchanges,
     } in sessions()
     {
-        let schema = Schema::load(rev);
+        let schema = Schema::load(&dir, rev);
         let message = schema.validator("JSONRPCMessage");
         assert!(!emitted.is_empty(), "{rev}: nothing emitted");
         for m in emitted {
@@ -910,13 +916,17 @@ fn mutations() -> Vec<Mutation> {
 
 #[test]
 fn parity_and_the_official_schema_agree_on_mutations() {
+    let Some(dir) = schema_dir("parity's MCP validator against the official schemas on mutations")
+    else {
+        return;
+    };
     let muts = mutations();
     let mut disagreements = Vec::new();
     let mut wrong_corpus = Vec::new();
     let mut compared = 0;
     let mut invalid_seen = 0;
     for Captured { rev, exchanges, .. } in sessions() {
-        let schema = Schema::load(rev);
+        let schema = Schema::load(&dir, rev);
         let error_def = schema.error_validator();
         let mut validators: std::collections::HashMap<&str, jsonschema::Validator> =
             std::collections::HashMap::new();
@@ -988,6 +998,9 @@ fn parity_and_the_official_schema_agree_on_mutations() {
 
 #[test]
 fn validate_tool_agrees_with_the_tool_definition() {
+    let Some(dir) = schema_dir("validate_tool against the Tool definition") else {
+        return;
+    };
     // Expected validity, or None where it depends on the revision (then the official schema
     // decides and parity must agree).
     let tools: [(Value, Option<bool>); 12] = [
@@ -1028,7 +1041,7 @@ fn validate_tool_agrees_with_the_tool_definition() {
     ];
     let mut problems = Vec::new();
     for rev in ALL_REVISIONS {
-        let schema = Schema::load(rev);
+        let schema = Schema::load(&dir, rev);
         let tool = schema.validator("Tool");
         for (t, valid) in &tools {
             let theirs = official(&tool, t);
@@ -1059,8 +1072,8 @@ fn validate_tool_agrees_with_the_tool_definition() {
 // The official 2026-07-28 examples
 // ---------------------------------------------------------------------------------------------
 
-fn examples(kind: &str) -> Vec<(String, Value)> {
-    let dir = schema_dir().join(format!("examples-{MODERN}")).join(kind);
+fn examples(dir: &Path, kind: &str) -> Vec<(String, Value)> {
+    let dir = dir.join(format!("examples-{MODERN}")).join(kind);
     let Ok(rd) = std::fs::read_dir(&dir) else {
         return Vec::new();
     };
@@ -1080,7 +1093,10 @@ fn examples(kind: &str) -> Vec<(String, Value)> {
 
 #[test]
 fn parity_accepts_the_official_2026_examples() {
-    let schema = Schema::load(MODERN);
+    let Some(dir) = schema_dir("parity's validator on the official 2026-07-28 examples") else {
+        return;
+    };
+    let schema = Schema::load(&dir, MODERN);
     let mut problems = Vec::new();
     let mut seen = 0;
     for (kind, method) in [
@@ -1089,7 +1105,7 @@ fn parity_accepts_the_official_2026_examples() {
         ("CallToolResult", "tools/call"),
     ] {
         let v = schema.validator(kind);
-        for (name, ex) in examples(kind) {
+        for (name, ex) in examples(&dir, kind) {
             seen += 1;
             if let Err(e) = official(&v, &ex) {
                 problems.push(format!(
@@ -1103,7 +1119,7 @@ fn parity_accepts_the_official_2026_examples() {
         }
         // The `…Response` examples are whole messages.
         let msg = schema.validator("JSONRPCMessage");
-        for (name, ex) in examples(&format!("{kind}Response")) {
+        for (name, ex) in examples(&dir, &format!("{kind}Response")) {
             seen += 1;
             if let Err(e) = official(&msg, &ex) {
                 problems.push(format!("{name}: not a JSONRPCMessage: {e}"));
@@ -1127,7 +1143,7 @@ fn parity_accepts_the_official_2026_examples() {
         "InternalError",
         "ParseError",
     ] {
-        for (name, ex) in examples(kind) {
+        for (name, ex) in examples(&dir, kind) {
             seen += 1;
             // Some error examples are whole responses; judge the error object.
             let obj = ex.get("error").unwrap_or(&ex);
@@ -1143,25 +1159,55 @@ fn parity_accepts_the_official_2026_examples() {
     assert!(
         seen >= 8,
         "only {seen} examples found under {}",
-        schema_dir().display()
+        dir.display()
     );
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
+/// Every file under `dir` whose name is in `names`, skipping build output and VCS data.
+fn files_named(dir: &Path, names: &[String], found: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        let name = e.file_name().to_string_lossy().into_owned();
+        if p.is_dir() {
+            if !matches!(name.as_str(), "target" | ".git" | "node_modules" | ".venv") {
+                files_named(&p, names, found);
+            }
+        } else if names.contains(&name) {
+            found.push(p);
+        }
+    }
+}
+
 #[test]
-fn the_schemas_are_read_from_the_shared_spec_not_the_repo() {
-    // The official schemas must not be copied into the project (DESIGN.md).
-    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let shared = schema_dir()
+fn the_schemas_are_read_from_outside_the_repo_never_copied_in() {
+    // The official schemas must not be copied into the project (DESIGN.md): no file of the
+    // repository carries one of their names, with or without the schemas beside it.
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
         .canonicalize()
-        .expect("shared schema dir exists");
-    let repo = repo.canonicalize().expect("repo");
+        .expect("repo");
+    let mut names: Vec<String> = ALL_REVISIONS.iter().map(|r| format!("{r}.json")).collect();
+    names.extend(["v1-schema.json".to_owned(), "v1-meta.json".to_owned()]);
+    let mut copies = Vec::new();
+    files_named(&repo, &names, &mut copies);
+    assert!(
+        copies.is_empty(),
+        "official schemas copied into the repository: {copies:?}"
+    );
+    let Some(dir) = schema_dir("that the schema directory lies outside the repository") else {
+        return;
+    };
+    let shared = dir.canonicalize().expect("schema dir");
     assert!(
         !shared.starts_with(&repo),
         "{} is inside the repo",
         shared.display()
     );
-    for rev in LEGACY_REVISIONS.iter().chain([MODERN].iter()) {
+    for rev in ALL_REVISIONS {
         assert!(shared.join(format!("{rev}.json")).is_file(), "{rev}.json");
     }
 }

@@ -174,3 +174,70 @@ fn snapshots_no_scenario_produces_are_reported() {
         "{r}"
     );
 }
+
+#[test]
+fn snapshots_survive_a_version_bump_of_the_server_in_both_eras() {
+    let scen = tempfile::tempdir().unwrap();
+    std::fs::write(scen.path().join("list.yaml"), LIST_SCENARIO).unwrap();
+    let snaps = tempfile::tempdir().unwrap();
+    let s = scen.path().to_str().unwrap();
+    let d = snaps.path().to_str().unwrap();
+    let bumped = format!(
+        "{} reference mcp --server-version 99.1.2-bumped",
+        parity_str()
+    );
+    let args = |server: &str| -> Vec<String> {
+        [
+            "run",
+            "--profile",
+            "mcp",
+            "--scenarios",
+            s,
+            "--filter",
+            "user.*",
+            "--snapshots",
+            d,
+            "--mcp",
+            server,
+        ]
+        .iter()
+        .map(|x| x.to_string())
+        .collect()
+    };
+    let run_with = |server: &str| {
+        let a = args(server);
+        let refs: Vec<&str> = a.iter().map(String::as_str).collect();
+        run_json(&refs)
+    };
+    // Taken before the bump: the reference reports parity's own version.
+    let before = format!("{} reference mcp", parity_str());
+    run_with(&before).assert_code(0);
+    let snap_files = files(snaps.path(), ".snap");
+    assert_eq!(snap_files.len(), 2, "{snap_files:?}");
+    let modern = std::fs::read_to_string(
+        snaps
+            .path()
+            .join("user.tools-listed@mcp-stdio+2026-07-28.snap"),
+    )
+    .unwrap();
+    // Both implementation versions of the modern era are placeholders: the server's in the
+    // result's `_meta`, and parity's own in the requests it sent.
+    for member in [
+        "\"io.modelcontextprotocol/serverInfo\":{\"name\":\"parity-reference\",\"version\":\"[VERSION]\"}",
+        "\"io.modelcontextprotocol/clientInfo\":{\"name\":\"parity\",\"version\":\"[VERSION]\"}",
+    ] {
+        assert!(modern.contains(member), "{member} not in\n{modern}");
+    }
+    assert!(
+        !modern.contains(&format!("\"{}\"", env!("CARGO_PKG_VERSION"))),
+        "{modern}"
+    );
+    // After the bump: every case passes against the snapshots, nothing pending.
+    let r = run_with(&bumped);
+    r.assert_code(0);
+    for era in ["2025-11-25", "2026-07-28"] {
+        let case = &r.cases()[format!("user.tools-listed@mcp-stdio#{era}").as_str()];
+        assert_eq!(case["verdict"], json!("pass"), "{era}: {r}");
+    }
+    assert!(files(snaps.path(), ".new").is_empty(), "{r}");
+}

@@ -973,3 +973,74 @@ fn a_cut_recording_is_noted_and_a_target_that_sends_nothing_could_not_run() {
         String::from_utf8_lossy(&r.stderr)
     );
 }
+
+/// The version the bumped reference reports (`parity reference mcp --server-version`).
+const BUMPED: &str = "99.1.2-bumped";
+
+/// Records one session with `parity reference mcp` (with `extra` arguments) through the proxy
+/// into `t`: the era's opening, then `tools/list`, with parity's client info in each request.
+fn record_era_session(t: &Path, modern: bool, extra: &[&str]) {
+    let parity = common::parity_str();
+    let mut command = vec![parity.as_str(), "reference", "mcp"];
+    command.extend_from_slice(extra);
+    let mut p = Proxy::start(t, &[], &command, &[]);
+    let client = json!({"name": "parity", "version": env!("CARGO_PKG_VERSION")});
+    if modern {
+        let meta = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": client,
+        });
+        let discover = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover",
+            "params": {"_meta": meta}});
+        exchange(&mut p, &discover.to_string(), 1);
+        let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list",
+            "params": {"_meta": meta}});
+        exchange(&mut p, &list.to_string(), 2);
+    } else {
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": client}});
+        exchange(&mut p, &init.to_string(), 1);
+        p.stdin()
+            .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
+            .unwrap();
+        exchange(
+            &mut p,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}"#,
+            2,
+        );
+    }
+    p.close_stdin();
+    let (status, _, err) = p.finish();
+    assert_eq!(status.code(), Some(0), "{err}");
+}
+
+#[test]
+fn a_recording_replays_without_difference_after_the_server_version_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let bumped = format!(
+        "{} reference mcp --server-version {BUMPED}",
+        common::parity_str()
+    );
+    for (era, modern) in [("legacy", false), ("modern", true)] {
+        let before = dir.path().join(format!("{era}-before.jsonl"));
+        let after = dir.path().join(format!("{era}-after.jsonl"));
+        record_era_session(&before, modern, &[]);
+        record_era_session(&after, modern, &["--server-version", BUMPED]);
+        // The bump is real: the server reports another version on the wire in this era.
+        let before_text = std::fs::read_to_string(&before).unwrap();
+        let after_text = std::fs::read_to_string(&after).unwrap();
+        assert!(!before_text.contains(BUMPED), "{era}: {before_text}");
+        assert!(after_text.contains(BUMPED), "{era}: {after_text}");
+        if modern {
+            assert!(
+                after_text.contains("io.modelcontextprotocol/serverInfo"),
+                "{era}: {after_text}"
+            );
+        }
+        // Yet the old recording replays against the bumped server with no difference.
+        let r = common::run(&["replay", before.to_str().unwrap(), "--mcp", &bumped]);
+        r.assert_code(0);
+        assert!(r.stdout.contains("0 difference(s)"), "{era}: {r}");
+    }
+}
