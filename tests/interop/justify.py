@@ -25,12 +25,12 @@ ACP = {"py-acp"}
 # The same servers over Streamable HTTP (run.sh's `-http` reports, profile mcp-http).
 HTTP = {"everything-http", "python-http"}
 RULES = [
-    (ALL, "mcp.base.parse-error", "fail", "no error response to the unparsable line",
-     "The line `garbage` gets no reply at all. JSON-RPC 2.0 §5: \"When a rpc call is made, the Server MUST reply with a Response\", and its own example answers invalid JSON with -32700 and id null."),
-    (ALL, "mcp.base.invalid-request", "fail", "no response to a request without `jsonrpc`",
-     "A request without `jsonrpc` gets no reply. JSON-RPC 2.0 §5 requires a Response with an `error` member (-32600 Invalid Request)."),
-    (ALL, "mcp.base.batch", "fail", "no response to a batch",
-     "After `initialize` at 2025-03-26, a batch of two pings gets no reply. 2025-03-26 `basic#batching`: implementations \"MUST support receiving JSON-RPC batches\"."),
+    (ALL, "mcp.base.parse-error", "fail", "the unparsable line \"garbage\" got no response: the server answered the request sent after it",
+     "The line `garbage` gets no reply at all, though the ping sent after it is answered. JSON-RPC 2.0 §5: \"When a rpc call is made, the Server MUST reply with a Response\", and its own example answers invalid JSON with -32700 and id null."),
+    (ALL, "mcp.base.invalid-request", "fail", "a request without `jsonrpc` got no response: the server answered the request sent after it",
+     "A request without `jsonrpc` gets no reply, though the ping sent after it is answered. JSON-RPC 2.0 §5 requires a Response with an `error` member (-32600 Invalid Request)."),
+    (ALL, "mcp.base.batch", "fail", "a batch of two requests got no response: the server answered the request sent after it",
+     "After `initialize` at 2025-03-26, a batch of two pings gets no reply, though the ping sent after it is answered. 2025-03-26 `basic#batching`: implementations \"MUST support receiving JSON-RPC batches\"."),
     (ALL, "mcp.base.batch-rejected", "warn", "no answer at all",
      "A batch in a revision without batching gets no answer: an advisory (-32600 is the natural reply)."),
     (TS, "mcp.base.id-echo", "warn", "9007199254740993",
@@ -52,7 +52,7 @@ RULES = [
      "`initialize` with `Origin: http://parity-rebinding.invalid` is served (200, `Access-Control-Allow-Origin: *`): the server's Express app enables CORS for every origin and does not turn on the SDK's DNS-rebinding protection. 2025-11-25 transports: \"Servers MUST validate the Origin header on all incoming connections ... If the Origin header is present and invalid, servers MUST respond with HTTP 403 Forbidden.\""),
     ({"everything-http"}, "mcp.http.session-id", "fail", "ended session was answered HTTP 400",
      "After `DELETE` ends the session (200), a request carrying its id gets HTTP 400 `Bad Request: No valid session ID provided`: the server's Express app answers every unknown session id with 400. 2025-11-25 transports: \"The server MAY terminate the session at any time, after which it MUST respond to requests containing that session ID with HTTP 404 Not Found.\""),
-    ({"python-http"}, "mcp.base.invalid-request", "fail", "no response to a request with `\"id\": null`",
+    ({"python-http"}, "mcp.base.invalid-request", "fail", "a request with `\"id\": null` got no response: the server answered the request sent after it",
      "`{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"ping\"}` gets HTTP 202 Accepted and no response: the SDK's pydantic `JSONRPCNotification` ignores the extra `id`, so the request is taken for a notification. JSON-RPC 2.0 §4.1: a Notification is a Request object without an `id` member; §5: the Server MUST reply (MCP forbids null ids, so -32600)."),
     ({"python-http"}, "mcp.base.batch", "fail", "a batch was not answered with a batch",
      "After `initialize` at 2025-03-26, which it accepts, a batch body gets a single -32602 `Validation error` with id null: the SDK parses every POST body as one message. 2025-03-26 `basic#batching`: implementations \"MUST support receiving JSON-RPC batches\" (and 2025-03-26 transports allow \"An array batching one or more requests and/or notifications\" as a POST body)."),
