@@ -16,7 +16,7 @@
 use std::sync::Arc;
 
 use rmcp::{
-    handler::server::{router::tool::ToolRouter, wrapper::Parameters},
+    handler::server::wrapper::Parameters,
     model::{ServerCapabilities, ServerConfig},
     schemars,
     transport::streamable_http_server::session::local::LocalSessionManager,
@@ -40,20 +40,13 @@ struct AddRequest {
     b: i64,
 }
 
-/// The server: two tools, nothing else.
-#[derive(Debug, Clone)]
-struct Interop {
-    tool_router: ToolRouter<Self>,
-}
+/// The server: two tools, nothing else. `#[tool_handler]` routes calls through the router
+/// `#[tool_router]` generates (`Self::tool_router()`), so the struct holds no state.
+#[derive(Debug, Clone, Default)]
+struct Interop;
 
 #[tool_router]
 impl Interop {
-    fn new() -> Self {
-        Self {
-            tool_router: Self::tool_router(),
-        }
-    }
-
     #[tool(description = "Return the given text unchanged.")]
     fn echo(&self, Parameters(EchoRequest { text }): Parameters<EchoRequest>) -> String {
         text
@@ -78,13 +71,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.as_slice() {
         [] => {
-            let service = Interop::new().serve(stdio()).await?;
+            let service = Interop.serve(stdio()).await?;
             service.waiting().await?;
         }
         [flag, port] if flag == "--http" => {
             let port: u16 = port.parse()?;
             let service = StreamableHttpService::new(
-                || Ok(Interop::new()),
+                || Ok(Interop),
                 Arc::new(LocalSessionManager::default()),
                 StreamableHttpServerConfig::default(),
             );
