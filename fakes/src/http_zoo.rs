@@ -109,6 +109,12 @@ pub fn http_catalogue() -> Vec<HttpFault> {
             &["mcp.modern.meta-required"],
             ResponseMode::Json,
         ),
+        f(
+            "http-bare-refusals",
+            "refuses every batch body, even at 2025-03-26 where batches must be received, and every body that is not JSON with HTTP 415 and a plain-text body, no JSON-RPC message",
+            &["mcp.base.batch"],
+            ResponseMode::Json,
+        ),
     ]
 }
 
@@ -159,6 +165,11 @@ pub fn http_benign_catalogue() -> Vec<HttpBenign> {
                 "mcp.base.notification-unanswered",
                 "mcp.http.protocol-version-header",
             ],
+        },
+        HttpBenign {
+            name: "http-batch-refused-where-unsupported",
+            description: "in revisions without batches (requests carrying MCP-Protocol-Version, 2025-06-18 on) refuses a batch body with HTTP 400 and a plain-text body, no JSON-RPC message: the client learns at once that it was refused",
+            passes: &["mcp.base.batch-rejected", "mcp.base.batch"],
         },
     ]
 }
@@ -331,6 +342,35 @@ pub fn faulty_router(
                 }
             },
         )),
+        "http-bare-refusals" | "http-batch-refused-where-unsupported" => {
+            let everywhere = fault.name == "http-bare-refusals";
+            clean.layer(axum::middleware::from_fn(
+                move |req: Request, next: Next| async move {
+                    let versioned = req.headers().contains_key("mcp-protocol-version");
+                    if req.method() != Method::POST || !(everywhere || versioned) {
+                        return next.run(req).await;
+                    }
+                    let (req, bytes) = read_body(req).await;
+                    let batch = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[');
+                    let unparsable =
+                        everywhere && serde_json::from_slice::<serde_json::Value>(&bytes).is_err();
+                    if !batch && !unparsable {
+                        return next.run(req).await;
+                    }
+                    let status = if everywhere {
+                        StatusCode::UNSUPPORTED_MEDIA_TYPE
+                    } else {
+                        StatusCode::BAD_REQUEST
+                    };
+                    (
+                        status,
+                        [(header::CONTENT_TYPE, "text/plain")],
+                        "fail to deserialize request body",
+                    )
+                        .into_response()
+                },
+            ))
+        }
         "http-notification-error-200" => clean.layer(axum::middleware::from_fn(
             |req: Request, next: Next| async move {
                 if req.method() != Method::POST {

@@ -190,6 +190,7 @@ async fn id_echo_body(ctx: &Ctx, c: &mut Client) -> Status {
             Err(e) => return gone(c, e).await,
         };
         let got = b.answer.as_ref().and_then(|a| a.value()).cloned();
+        let refusal = b.http_refusal(&c.peer);
         let msg = match got {
             Some(v) if v.get("id") == Some(&id) => continue,
             Some(v) => format!(
@@ -197,6 +198,10 @@ async fn id_echo_body(ctx: &Ctx, c: &mut Client) -> Status {
                 v.get("id")
                     .map_or("(no id member)".to_string(), Value::to_string),
                 crate::util::clip(&v.to_string(), 200)
+            ),
+            None if beyond_safe && refusal.is_some() => format!(
+                "request id {id} was refused by HTTP status with no JSON-RPC response ({})",
+                crate::util::clip(refusal.as_deref().unwrap_or_default(), 300)
             ),
             None if b.proves_unanswered() && beyond_safe => format!(
                 "request id {id} got no response with that id: {}",
@@ -215,11 +220,30 @@ async fn id_echo_body(ctx: &Ctx, c: &mut Client) -> Status {
 }
 in_session!(id_echo, id_echo_body);
 
+/// The advisory for a probe that is not a valid request (unparsable, or not a Request object)
+/// and that a server over Streamable HTTP refused by HTTP status with no JSON-RPC message in
+/// the body (`note` is the bridge's account of that answer). The client is told "no", so this
+/// is not the missing reply JSON-RPC 2.0 §5 forbids; but §5 asks for a Response object with
+/// `code` (the error the client could read), and the transport pages set no rule of their own
+/// for a body that is not a request, so an advisory rather than a pass.
+fn bare_refusal_advisory(what: &str, code: &str, note: &str) -> String {
+    format!(
+        "{what} was refused by HTTP status with no JSON-RPC error response ({}); JSON-RPC 2.0 §5 asks for a Response with an error ({code}) a client can read",
+        crate::util::clip(note, 300)
+    )
+}
+
 /// The status of a probe that got no answer, as a wait behind a barrier found it: a fail
 /// under JSON-RPC 2.0 §5 ("the Server MUST reply with a Response") only when the barrier proves
 /// the server read the probe; `timeout` when nothing at all came; a broken rule when the server
 /// exited instead of answering.
 async fn no_reply(c: &mut Client, what: &str, b: &crate::mcp::Barrier) -> Status {
+    if let Some(note) = b.http_refusal(&c.peer) {
+        return Status::Failed(format!(
+            "{what} was refused by HTTP status with no JSON-RPC response ({}): a request gets its Response (JSON-RPC 2.0 §5: the Server MUST reply with a Response)",
+            crate::util::clip(&note, 300)
+        ));
+    }
     if b.proves_unanswered() {
         return Status::Failed(format!(
             "{what} got no response: {} (JSON-RPC 2.0 §5: the Server MUST reply with a Response)",
@@ -259,6 +283,7 @@ fn answers_probe(inb: &crate::mcp::Inbound, ids: &[Value]) -> bool {
 }
 
 async fn parse_error_body(ctx: &Ctx, c: &mut Client) -> Status {
+    let mut advisory = None;
     for garbage in [
         &b"garbage\n"[..],
         &b"{\"jsonrpc\": \"2.0\", \"id\": 7,\n"[..],
@@ -278,6 +303,10 @@ async fn parse_error_body(ctx: &Ctx, c: &mut Client) -> Status {
             Err(e) => return gone(c, e).await,
         };
         let Some(msg) = &b.answer else {
+            if let Some(note) = b.http_refusal(&c.peer) {
+                advisory.get_or_insert(bare_refusal_advisory(&what, "-32700", &note));
+                continue;
+            }
             return no_reply(c, &what, &b).await;
         };
         let Some(v) = msg.value() else {
@@ -314,9 +343,10 @@ async fn parse_error_body(ctx: &Ctx, c: &mut Client) -> Status {
             ));
         }
     }
-    serving_or(ctx, c, "unparsable input")
-        .await
-        .unwrap_or(Status::Pass)
+    if let Some(s) = serving_or(ctx, c, "unparsable input").await {
+        return s;
+    }
+    advisory.map(Status::Advisory).unwrap_or(Status::Pass)
 }
 in_session!(parse_error, parse_error_body);
 
@@ -353,6 +383,10 @@ async fn invalid_request_body(ctx: &Ctx, c: &mut Client) -> Status {
             Err(e) => return gone(c, e).await,
         };
         let Some(got) = &b.answer else {
+            if let Some(note) = b.http_refusal(&c.peer) {
+                advisory.get_or_insert(bare_refusal_advisory(what, "-32600", &note));
+                continue;
+            }
             return no_reply(c, what, &b).await;
         };
         let Some(v) = got.value() else {
@@ -1008,6 +1042,12 @@ async fn batch_body(ctx: &Ctx, c: &mut Client) -> Status {
         Err(e) => return gone(c, e).await,
     };
     let Some(got) = b.answer.clone() else {
+        if let Some(note) = b.http_refusal(&c.peer) {
+            return violated(format!(
+                "a batch of two requests was refused by HTTP status with no JSON-RPC response ({}), in a revision whose implementations must support receiving batches",
+                crate::util::clip(&note, 300)
+            ));
+        }
         return no_reply(c, "a batch of two requests", &b).await;
     };
     let Some(Value::Array(items)) = got.value() else {
@@ -1103,6 +1143,12 @@ async fn batch_rejected_body(ctx: &Ctx, c: &mut Client) -> Status {
     }
     if let Some(s) = serving {
         return s;
+    }
+    if first.is_none() && b.http_refusal(&c.peer).is_some() {
+        // Over Streamable HTTP an HTTP error status tells the client at once that the batch
+        // was refused: what the advisory below is about (a client waiting for its deadline)
+        // does not happen.
+        return Status::Pass;
     }
     if first.is_none() {
         return Status::Advisory(

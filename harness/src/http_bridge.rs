@@ -57,6 +57,18 @@ const PIPE_BYTES: usize = 1 << 20;
 /// Body bytes a note shows when the body gave no JSON-RPC line.
 pub const NOTE_BODY_BYTES: usize = 200;
 
+/// What separates a POST's name from its answer in the note of a message that is not a
+/// notification and was answered with an HTTP error status (4xx or 5xx) and no JSON-RPC
+/// message in the body: the server refused it at the HTTP level without the JSON-RPC error
+/// response a client could read. [`bare_refusal`] finds such notes.
+pub const BARE_REFUSAL: &str = " → refused by HTTP status, with no JSON-RPC message in the body: ";
+
+/// Whether `note` (a note's text, as [`crate::peer::Peer::notes_since`] gives it) is the
+/// bridge's account of a bare refusal ([`BARE_REFUSAL`]).
+pub fn bare_refusal(note: &str) -> bool {
+    note.contains(BARE_REFUSAL)
+}
+
 /// Queues a note line (the [`NOTE_MARKER`] prefix, then `text`) for the peer's frame log.
 fn note(out: &mpsc::UnboundedSender<Vec<u8>>, text: &str) {
     let mut line = NOTE_MARKER.to_vec();
@@ -301,7 +313,12 @@ async fn post(
     let cut = if cut { " · cut at the deadline" } else { "" };
     let Some(mut messages) = lenient_messages(&exchange).filter(|m| !m.is_empty()) else {
         let summary = exchange.summary(Some(NOTE_BODY_BYTES));
-        note(out, &format!("{name} → {summary}{cut}"));
+        let how = if exchange.status >= 400 && !notification {
+            BARE_REFUSAL
+        } else {
+            " → "
+        };
+        note(out, &format!("{name}{how}{summary}{cut}"));
         return;
     };
     let refused = notification && exchange.status >= 400;

@@ -197,6 +197,9 @@ pub struct Barrier {
     pub eof: bool,
     /// The probe's answer came after the barrier's.
     pub late: bool,
+    /// When the probe was written (time since the peer started): the last write before the
+    /// barrier request. Notes from then on may tell what came at the transport level.
+    pub probe_at: Option<std::time::Duration>,
 }
 
 impl Barrier {
@@ -206,6 +209,20 @@ impl Barrier {
     /// deadline instead).
     pub fn proves_unanswered(&self) -> bool {
         self.answer.is_none() && self.answered
+    }
+
+    /// Over Streamable HTTP, the note of the probe's POST when the server refused it by HTTP
+    /// status with no JSON-RPC message in the body ([`crate::http_bridge::BARE_REFUSAL`]):
+    /// the probe was answered, at the transport level. `None` over stdio, and when the probe
+    /// got a JSON-RPC answer or no HTTP answer at all.
+    pub fn http_refusal(&self, peer: &crate::peer::Peer) -> Option<String> {
+        let at = self.probe_at?;
+        if !peer.is_bridged() {
+            return None;
+        }
+        peer.notes_since(at)
+            .into_iter()
+            .find(|n| crate::http_bridge::bare_refusal(n))
     }
 
     /// A short account for messages: how the barrier request fared.
@@ -377,6 +394,7 @@ impl Client {
         self.next_id += 1;
         let params = self.with_meta(json!({}));
         let msg = json!({"jsonrpc": "2.0", "id": id.clone(), "method": method, "params": params});
+        let probe_at = self.peer.last_write_at();
         self.peer.send_json(&msg).await?;
         let mut out = Barrier {
             answer: None,
@@ -384,6 +402,7 @@ impl Client {
             answered: false,
             eof: false,
             late: false,
+            probe_at,
         };
         let mut deadline = Instant::now() + self.timeout;
         loop {

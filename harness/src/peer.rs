@@ -662,6 +662,27 @@ impl Peer {
             .map(|l| String::from_utf8_lossy(&l.bytes).into_owned())
     }
 
+    /// When the harness last wrote to the peer (the time of the last [`Dir::C2s`] frame, since
+    /// the peer started), if it ever did.
+    pub fn last_write_at(&self) -> Option<std::time::Duration> {
+        lock(&self.log)
+            .iter()
+            .rev()
+            .find(|e| e.dir == Dir::C2s)
+            .map(|e| e.t)
+    }
+
+    /// The texts of the [`Dir::Note`] frames logged at or after `t` (time since the peer
+    /// started), oldest first.
+    pub fn notes_since(&self, t: std::time::Duration) -> Vec<String> {
+        lock(&self.log)
+            .iter()
+            .filter(|e| e.dir == Dir::Note && e.t >= t)
+            .filter_map(|e| e.line())
+            .map(|l| String::from_utf8_lossy(&l.bytes).into_owned())
+            .collect()
+    }
+
     /// Adds `text` to the frame log as a [`Dir::Note`] (a remark beside the frames, shown in
     /// evidence; never protocol, so no monitor judges it).
     pub fn note(&self, text: impl Into<String>) {

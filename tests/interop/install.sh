@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
-# Install the real MCP peers that parity's interop tests run over stdio:
-#   - @modelcontextprotocol/server-everything  (npm, pinned in node/package.json + node/package-lock.json)
-#   - @modelcontextprotocol/server-filesystem  (npm, same)
-#   - py_server.py on the PyPI `mcp` SDK       (pinned in requirements.txt, venv at .venv/)
-# and the real ACP agent that parity's ACP profile runs against:
-#   - py_acp_agent.py on the PyPI `agent-client-protocol` SDK (pinned in requirements-acp.txt,
-#     same venv)
+# Install the real MCP servers and ACP agents that parity's interop corpus runs against
+# (docs/interop.md has the table; tests/interop/run.sh runs them):
+#   - npm, pinned in node/package.json + node/package-lock.json (TypeScript SDKs):
+#       @modelcontextprotocol/server-everything, server-filesystem, server-memory,
+#       server-sequential-thinking (the TypeScript MCP SDK), and @agentclientprotocol/sdk, the
+#       TypeScript ACP SDK that node/acp_agent.mjs is built on
+#   - PyPI, one venv at .venv/:
+#       py_server.py on the `mcp` SDK (requirements.txt),
+#       py_acp_agent.py on `agent-client-protocol` (requirements-acp.txt),
+#       mcp-server-time, mcp-server-fetch, and py_fastmcp_server.py on `fastmcp`
+#       (requirements-corpus.txt)
+#   - crates.io: the rmcp server (rmcp-server/main.rs) is an example of the parity-tests package;
+#     cargo builds it with the tests, and run.sh builds it when it is missing
 # and what the CI-report tests validate JUnit output with:
 #   - xmlschema (PyPI, pinned in requirements-ci.txt, same venv) and the JUnit XSD that pytest's
 #     source distribution carries (pytest==8.3.4, testing/example_scripts/junit-10.xsd), kept as
@@ -20,6 +26,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 NODE_DIR="$HERE/node"
 VENV="$HERE/.venv"
 FS_ROOT="$HERE/fs-root"
+MEMORY_DIR="$HERE/memory-store"
 ENV_FILE="$HERE/servers.env"
 PYTHON="${PYTHON:-python3}"
 
@@ -65,12 +72,20 @@ EVERYTHING_JS="$(node_entry @modelcontextprotocol/server-everything)"
 FILESYSTEM_JS="$(node_entry @modelcontextprotocol/server-filesystem)"
 [[ -f "$EVERYTHING_JS" ]] || die "missing $EVERYTHING_JS"
 [[ -f "$FILESYSTEM_JS" ]] || die "missing $FILESYSTEM_JS"
+MEMORY_JS="$(node_entry @modelcontextprotocol/server-memory)"
+SEQTHINK_JS="$(node_entry @modelcontextprotocol/server-sequential-thinking)"
+[[ -f "$MEMORY_JS" ]] || die "missing $MEMORY_JS"
+[[ -f "$SEQTHINK_JS" ]] || die "missing $SEQTHINK_JS"
+TS_ACP_JS="$NODE_DIR/acp_agent.mjs"
+(cd "$NODE_DIR" && node -e 'import("@agentclientprotocol/sdk").then(() => {}, (e) => { console.error(e); process.exit(1); })') \
+  || die "@agentclientprotocol/sdk does not import in node/"
 
 # ---------------------------------------------------------------- Python peers
 "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 10))' \
   || die "$PYTHON is older than 3.10 (the mcp and agent-client-protocol SDKs need >= 3.10)"
 py_stamp="$VENV/.parity-install-stamp"
-want="$(hash_of "$HERE/requirements.txt" "$HERE/requirements-acp.txt" "$HERE/requirements-ci.txt")"
+REQS=(requirements.txt requirements-acp.txt requirements-ci.txt requirements-corpus.txt)
+want="$(cd "$HERE" && hash_of "${REQS[@]}")"
 if [[ -x "$VENV/bin/python" && -f "$py_stamp" && "$(cat "$py_stamp")" == "$want" ]]; then
   say "python venv up to date"
 else
@@ -78,14 +93,16 @@ else
     say "creating venv .venv"
     "$PYTHON" -m venv "$VENV"
   fi
-  say "pip install -r requirements.txt -r requirements-acp.txt -r requirements-ci.txt"
-  "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-input \
-    -r "$HERE/requirements.txt" -r "$HERE/requirements-acp.txt" -r "$HERE/requirements-ci.txt"
+  say "pip install -r ${REQS[*]}"
+  (cd "$HERE" && "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-input \
+    "${REQS[@]/#/-r}")
   echo "$want" >"$py_stamp"
 fi
 "$VENV/bin/python" -c 'import mcp.server' || die "the mcp package does not import in .venv"
 "$VENV/bin/python" -c 'import acp' || die "the agent-client-protocol package does not import in .venv"
 "$VENV/bin/python" -c 'import xmlschema' || die "the xmlschema package does not import in .venv"
+"$VENV/bin/python" -c 'import fastmcp, mcp_server_time, mcp_server_fetch' \
+  || die "fastmcp, mcp-server-time or mcp-server-fetch does not import in .venv"
 
 # ---------------------------------------------------------------- JUnit XSD
 XSD="$HERE/junit-10.xsd"
@@ -105,6 +122,9 @@ fi
 # ---------------------------------------------------------------- filesystem root
 mkdir -p "$FS_ROOT"
 [[ -f "$FS_ROOT/hello.txt" ]] || printf 'hello from parity interop\n' >"$FS_ROOT/hello.txt"
+# server-memory keeps its knowledge graph in MEMORY_FILE_PATH (by default inside its own
+# node_modules directory); give it a file of its own here.
+mkdir -p "$MEMORY_DIR"
 
 # ---------------------------------------------------------------- commands
 # server-everything's CLI takes a transport argument (stdio|sse|streamableHttp; stdio is the default).
@@ -112,6 +132,13 @@ EVERYTHING_CMD="node $EVERYTHING_JS stdio"
 FILESYSTEM_CMD="node $FILESYSTEM_JS $FS_ROOT"
 PYTHON_CMD="$VENV/bin/python $HERE/py_server.py"
 PY_ACP_CMD="$VENV/bin/python $HERE/py_acp_agent.py"
+MEMORY_CMD="env MEMORY_FILE_PATH=$MEMORY_DIR/memory.jsonl node $MEMORY_JS"
+SEQTHINK_CMD="node $SEQTHINK_JS"
+# A fixed zone, so the server never depends on the machine's.
+TIME_CMD="$VENV/bin/mcp-server-time --local-timezone UTC"
+FETCH_CMD="$VENV/bin/mcp-server-fetch"
+FASTMCP_CMD="$VENV/bin/python $HERE/py_fastmcp_server.py"
+TS_ACP_CMD="node $TS_ACP_JS"
 
 # Values are single-quoted so the file can be sourced by sh/bash and parsed as KEY='value' lines.
 sq() { printf "'%s'" "${1//\'/\'\\\'\'}"; }
@@ -123,6 +150,12 @@ sq() { printf "'%s'" "${1//\'/\'\\\'\'}"; }
   echo "FILESYSTEM_CMD=$(sq "$FILESYSTEM_CMD")"
   echo "PYTHON_CMD=$(sq "$PYTHON_CMD")"
   echo "PY_ACP_CMD=$(sq "$PY_ACP_CMD")"
+  echo "MEMORY_CMD=$(sq "$MEMORY_CMD")"
+  echo "SEQTHINK_CMD=$(sq "$SEQTHINK_CMD")"
+  echo "TIME_CMD=$(sq "$TIME_CMD")"
+  echo "FETCH_CMD=$(sq "$FETCH_CMD")"
+  echo "FASTMCP_CMD=$(sq "$FASTMCP_CMD")"
+  echo "TS_ACP_CMD=$(sq "$TS_ACP_CMD")"
   echo "JUNIT_XSD=$(sq "$XSD")"
   echo "VENV_PYTHON=$(sq "$VENV/bin/python")"
 } >"$ENV_FILE.tmp"
@@ -133,3 +166,9 @@ echo "EVERYTHING_CMD: $EVERYTHING_CMD"
 echo "FILESYSTEM_CMD: $FILESYSTEM_CMD"
 echo "PYTHON_CMD:     $PYTHON_CMD"
 echo "PY_ACP_CMD:     $PY_ACP_CMD"
+echo "MEMORY_CMD:     $MEMORY_CMD"
+echo "SEQTHINK_CMD:   $SEQTHINK_CMD"
+echo "TIME_CMD:       $TIME_CMD"
+echo "FETCH_CMD:      $FETCH_CMD"
+echo "FASTMCP_CMD:    $FASTMCP_CMD"
+echo "TS_ACP_CMD:     $TS_ACP_CMD"

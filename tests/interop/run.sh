@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Runs `parity run` against the three real MCP servers and the real ACP agent installed by
-# install.sh and keeps the JSON reports in target/interop/. A real peer may fail checks (exit 1:
-# see docs/interop.md for the justification of every fail and warn); exit 2 (usage) or 3 (could
-# not run) fails this script.
+# Runs `parity run` against every real MCP server and ACP agent that install.sh installs (the
+# corpus: docs/interop.md has the table) and keeps one JSON report per run in target/interop/.
+# A real peer may fail checks (exit 1: docs/interop.md justifies every fail and warn); exit 2
+# (usage) or 3 (could not run) fails this script, and so does any verdict justify.py cannot
+# explain. Each run's wall time goes to target/interop/timings.tsv.
+#
+# INTEROP_ONLY="name ..." runs only the named runs (e.g. `INTEROP_ONLY="time delayed-time"`);
+# justify.py then reads only their reports.
 set -uo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -10,11 +14,28 @@ ROOT="$(cd "$HERE/../.." && pwd)"
 [[ -f "$HERE/servers.env" ]] || { echo "interop: run tests/interop/install.sh first" >&2; exit 2; }
 # shellcheck disable=SC1091
 source "$HERE/servers.env"
-[[ -n "${PY_ACP_CMD:-}" ]] || { echo "interop: servers.env predates the ACP agent: rerun tests/interop/install.sh" >&2; exit 2; }
-PARITY="${PARITY:-$ROOT/target/debug/parity}"
+[[ -n "${TS_ACP_CMD:-}" ]] || { echo "interop: servers.env predates the corpus: rerun tests/interop/install.sh" >&2; exit 2; }
+TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
+PARITY="${PARITY:-$TARGET_DIR/debug/parity}"
 [[ -x "$PARITY" ]] || (cd "$ROOT" && cargo build -q -p parity-harness) || exit 2
+# The rmcp server is an example of the parity-tests package: `cargo test --workspace` builds it
+# (CI runs the tests first); build it here only when it is missing.
+RMCP_SERVER="${RMCP_SERVER:-$TARGET_DIR/debug/examples/rmcp_interop_server}"
+[[ -x "$RMCP_SERVER" ]] || (cd "$ROOT" && cargo build -q -p parity-tests --example rmcp_interop_server) || exit 2
 OUT="$ROOT/target/interop"
 mkdir -p "$OUT"
+TIMINGS="$OUT/timings.tsv"
+printf 'run\twall_s\texit\n' >"$TIMINGS"
+# Seconds the delayed runs wait before starting their server (delay-start.sh).
+DELAY=7
+
+# Default flags, as a user runs parity: the start-up phase (30 s to a session's first answer,
+# at most as many process starts at once as the machine has cores) absorbs the one to three
+# seconds Node and Python servers take to start on a loaded 2-core machine. INTEROP_FLAGS adds
+# flags to every run (e.g. `INTEROP_FLAGS="--timeout-multiplier 2"` on a slower machine).
+read -r -a EXTRA_FLAGS <<<"${INTEROP_FLAGS:-}"
+STDIO_FLAGS=("${EXTRA_FLAGS[@]}")
+HTTP_FLAGS=("${EXTRA_FLAGS[@]}")
 
 passed=0
 failed=0
@@ -27,24 +48,130 @@ report() { # <name> <parity exit code>
     failed=$((failed + 1))
   fi
 }
+selected() { # <name>: true when INTEROP_ONLY is unset or names it
+  [[ -z "${INTEROP_ONLY:-}" || " $INTEROP_ONLY " == *" $1 "* ]]
+}
+now() { date +%s.%N; }
+timed() { # <name> <command...>: runs the command, records its wall time, reports its exit code
+  local name=$1 t0 rc
+  shift
+  t0="$(now)"
+  "$@"
+  rc=$?
+  awk -v n="$name" -v a="$t0" -v b="$(now)" -v rc="$rc" 'BEGIN { printf "%s\t%.1f\t%s\n", n, b - a, rc }' >>"$TIMINGS"
+  report "$name" "$rc"
+}
 
-for name in everything filesystem python; do
-  case "$name" in
-    everything) cmd="$EVERYTHING_CMD" ;;
-    filesystem) cmd="$FILESYSTEM_CMD" ;;
-    python) cmd="$PYTHON_CMD" ;;
-  esac
-  echo "== parity run --mcp $name"
-  # Node and Python servers take up to a few seconds to start on a loaded 2-core machine.
-  "$PARITY" run --mcp "$cmd" --jobs 8 --timeout-multiplier 3 --json "$OUT/$name.json"
-  report "$name" $?
-done
+# The stdio and ACP runs go in the background, at most $LIMIT at once, each with its console
+# output in target/interop/<name>.log; `settle` waits for them and reports each in the order
+# launched. Two at a time keep both cores busy while one run waits on its peer.
+LIMIT="${INTEROP_JOBS:-2}"
+launched=()
+launch() { # <name> <command...>
+  local name=$1
+  shift
+  while (($(jobs -rp | wc -l) >= LIMIT)); do wait -n; done
+  launched+=("$name")
+  (
+    t0="$(now)"
+    "$@" >"$OUT/$name.log" 2>&1
+    rc=$?
+    awk -v n="$name" -v a="$t0" -v b="$(now)" -v rc="$rc" 'BEGIN { printf "%s\t%.1f\t%s\n", n, b - a, rc }' >"$OUT/$name.time"
+  ) &
+}
+settle() {
+  local name rc
+  wait
+  for name in "${launched[@]}"; do
+    if [[ ! -f "$OUT/$name.time" ]]; then
+      echo "interop: $name left no timing (see target/interop/$name.log)" >&2
+      failed=$((failed + 1))
+      continue
+    fi
+    cat "$OUT/$name.time" >>"$TIMINGS"
+    rc="$(cut -f3 "$OUT/$name.time")"
+    grep -h '^summary:' "$OUT/$name.log" | sed "s/^/interop: $name: /"
+    if [[ $rc -ne 0 && $rc -ne 1 ]]; then
+      tail -n 30 "$OUT/$name.log" >&2
+    fi
+    report "$name" "$rc"
+  done
+  launched=()
+}
+kill_runs() {
+  local pids
+  pids="$(jobs -p)"
+  # shellcheck disable=SC2086 # one pid per word
+  [[ -n "$pids" ]] && kill $pids 2>/dev/null
+}
+trap kill_runs EXIT
+trap 'kill_runs; exit 130' INT TERM
 
-# The mcp-http profile against the two servers that speak Streamable HTTP: server-everything's own
-# `streamableHttp` entry point (Express, `PORT` from the environment, endpoint /mcp) and
-# py_server.py's `--http PORT` (the Python SDK's transport under uvicorn, bound to 127.0.0.1).
-# Each server gets a free loopback port, is started in the background, is waited for (bounded),
-# and is always stopped afterwards. Everything stays on 127.0.0.1.
+# mcp-server-fetch is the one server whose tools reach the network. parity only lists its tools
+# and sends calls that must be refused before any fetch (unknown tools, invalid arguments), but
+# as a guard it runs in a network namespace of its own, where only a downed loopback exists, when
+# the machine allows one (root, or user namespaces).
+ISOLATE=()
+if unshare --net true 2>/dev/null; then
+  ISOLATE=(unshare --net --)
+else
+  echo "interop: note: cannot create a network namespace; mcp-server-fetch runs without one" >&2
+fi
+
+run_mcp() { # <name> <command>
+  selected "$1" || return 0
+  rm -f "$OUT/$1.json" "$OUT/$1.time" # never let justify.py read a report of an earlier run
+  echo "== parity run --mcp $1"
+  launch "$1" "$PARITY" run --mcp "$2" "${STDIO_FLAGS[@]}" --json "$OUT/$1.json"
+}
+
+# The ACP profile. `--acp` and `--tool-method` name the agent and its tool extension method,
+# `--cancel-prompt` the prompt both agents keep open until session/cancel (without it
+# acp.prompt.cancel can only skip).
+run_acp() { # <name> <command>
+  selected "$1" || return 0
+  rm -f "$OUT/$1.json" "$OUT/$1.time"
+  echo "== parity run --acp $1"
+  launch "$1" "$PARITY" run --acp "$2" --profile acp --tool-method _interop/tool \
+    --cancel-prompt wait_for_cancel "${STDIO_FLAGS[@]}" --json "$OUT/$1.json"
+}
+
+# ---------------------------------------------------------------- stdio
+read -r -a fetch_words <<<"$FETCH_CMD"
+run_mcp everything "$EVERYTHING_CMD"
+run_mcp filesystem "$FILESYSTEM_CMD"
+run_mcp memory "$MEMORY_CMD"
+run_mcp seqthink "$SEQTHINK_CMD"
+run_mcp python "$PYTHON_CMD"
+run_mcp time "$TIME_CMD"
+run_mcp fetch "${ISOLATE[*]} ${fetch_words[*]}"
+run_mcp fastmcp "$FASTMCP_CMD"
+run_mcp rmcp "$RMCP_SERVER"
+run_acp py-acp "$PY_ACP_CMD"
+run_acp ts-acp "$TS_ACP_CMD"
+settle
+
+# ---------------------------------------------------------------- slow starters
+# One stdio server per SDK again, started DELAY seconds late (delay-start.sh): a slow start must
+# change no verdict and leave no case not-run (justify.py compares each with its undelayed run).
+# They spend most of their time asleep, so all six run at once.
+LIMIT="${INTEROP_DELAYED_JOBS:-6}"
+delayed="sh $HERE/delay-start.sh $DELAY"
+run_mcp delayed-memory "$delayed $MEMORY_CMD"
+run_mcp delayed-time "$delayed $TIME_CMD"
+run_mcp delayed-fastmcp "$delayed $FASTMCP_CMD"
+run_mcp delayed-rmcp "$delayed $RMCP_SERVER"
+run_acp delayed-py-acp "$delayed $PY_ACP_CMD"
+run_acp delayed-ts-acp "$delayed $TS_ACP_CMD"
+settle
+
+# ---------------------------------------------------------------- Streamable HTTP
+# The mcp-http profile against the servers that offer Streamable HTTP: server-everything's own
+# `streamableHttp` entry point (Express, `PORT` from the environment, endpoint /mcp),
+# py_server.py's and py_fastmcp_server.py's `--http PORT` (uvicorn, bound to 127.0.0.1) and the
+# rmcp server's `--http PORT` (axum, bound to 127.0.0.1). Each server gets a free loopback port,
+# is started in the background, is waited for (bounded), and is always stopped afterwards.
+# Everything stays on 127.0.0.1.
 free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
 }
@@ -61,7 +188,7 @@ http_pid=""
 stop_http() {
   if [[ -n "$http_pid" ]]; then
     kill "$http_pid" 2>/dev/null
-    # The Node and uvicorn servers exit on SIGTERM at once; SIGKILL one that does not.
+    # The Node, uvicorn and axum servers exit on SIGTERM at once; SIGKILL one that does not.
     for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
       kill -0 "$http_pid" 2>/dev/null || break
       sleep 0.1
@@ -71,8 +198,8 @@ stop_http() {
     http_pid=""
   fi
 }
-trap stop_http EXIT
-trap 'stop_http; exit 130' INT TERM
+trap 'kill_runs; stop_http' EXIT
+trap 'kill_runs; stop_http; exit 130' INT TERM
 # server-everything calls Express's `app.listen(PORT)`, which binds every interface, and has no
 # host setting: this preload pins a listen without a host to 127.0.0.1, so the server is
 # reachable only over loopback.
@@ -89,10 +216,14 @@ net.Server.prototype.listen = function (...args) {
 };
 JS
 
-for name in everything-http python-http; do
+run_http_profile() { # <name> <port>
+  "$PARITY" run --url "http://127.0.0.1:$2/mcp" --profile mcp-http "${HTTP_FLAGS[@]}" --json "$OUT/$1.json"
+}
+for name in everything-http python-http fastmcp-http rmcp-http; do
+  selected "$name" || continue
   port="$(free_port)"
   log="$OUT/$name.server.log"
-  rm -f "$OUT/$name.json" # never let justify.py read a report of an earlier run
+  rm -f "$OUT/$name.json"
   echo "== parity run --url $name (http://127.0.0.1:$port/mcp)"
   case "$name" in
     everything-http)
@@ -101,9 +232,15 @@ for name in everything-http python-http; do
       PORT="$port" node --require "$loopback_js" "$2" streamableHttp >"$log" 2>&1 &
       ;;
     python-http)
-      # shellcheck disable=SC2086 # PYTHON_CMD is `<venv python> <py_server.py>`
-      set -- $PYTHON_CMD
-      "$1" "$2" --http "$port" >"$log" 2>&1 &
+      # shellcheck disable=SC2086 # `<venv python> <py_server.py>`
+      $PYTHON_CMD --http "$port" >"$log" 2>&1 &
+      ;;
+    fastmcp-http)
+      # shellcheck disable=SC2086 # `<venv python> <py_fastmcp_server.py>`
+      $FASTMCP_CMD --http "$port" >"$log" 2>&1 &
+      ;;
+    rmcp-http)
+      "$RMCP_SERVER" --http "$port" >"$log" 2>&1 &
       ;;
   esac
   http_pid=$!
@@ -114,29 +251,12 @@ for name in everything-http python-http; do
     report "$name" 3
     continue
   fi
-  "$PARITY" run --url "http://127.0.0.1:$port/mcp" --profile mcp-http \
-    --jobs 2 --timeout-multiplier 3 --json "$OUT/$name.json"
-  rc=$?
+  timed "$name" run_http_profile "$name" "$port"
   stop_http
-  report "$name" "$rc"
 done
 
-# The ACP profile against py_acp_agent.py (PyPI `agent-client-protocol`). `--acp` and
-# `--tool-method` name the agent and its tool extension method; the target file only declares the
-# prompt the agent keeps open until session/cancel, for which there is no flag (its `command` is
-# replaced by `--acp`).
-name=py-acp
-echo "== parity run --acp $name"
-{
-  echo "# Generated by tests/interop/run.sh for py_acp_agent.py."
-  echo "version = 1"
-  echo "[surfaces.acp]"
-  echo "command = \"replaced by --acp\""
-  echo "cancel_prompt = \"wait_for_cancel\""
-} >"$OUT/$name.toml"
-"$PARITY" run --target "$OUT/$name.toml" --acp "$PY_ACP_CMD" --profile acp \
-  --tool-method _interop/tool --jobs 8 --timeout-multiplier 3 --json "$OUT/$name.json"
-report "$name" $?
+echo "== wall time per run (s)"
+column -t -s $'\t' "$TIMINGS" 2>/dev/null || cat "$TIMINGS"
 
 # Every fail and warn a real peer gets must be justified in docs/interop.md (justify.py holds
 # the justifications); an unexplained verdict is a bug in parity.

@@ -288,3 +288,34 @@ fn over_stdio_the_rules_are_as_strict_as_before() {
         );
     }
 }
+
+#[test]
+fn bare_http_refusals_are_named_as_what_came() {
+    // A server that refuses a batch and an unparsable body with HTTP 415 and a plain-text
+    // body: the verdicts name the status, never "got no response".
+    let r = run_http("http-bare-refusals", Some("mcp.base.*"));
+    let batch = cases_of(&r, "mcp.base.batch");
+    assert_eq!(batch.len(), 1, "{r}");
+    assert_eq!(batch[0].1, "fail", "{batch:?}");
+    assert!(
+        batch[0].2.contains("refused by HTTP status")
+            && batch[0].2.contains("HTTP 415 Unsupported Media Type")
+            && batch[0].2.contains("must support receiving batches"),
+        "{batch:?}"
+    );
+    let parse = cases_of(&r, "mcp.base.parse-error");
+    assert!(!parse.is_empty(), "{r}");
+    for (id, verdict, message, _) in &parse {
+        assert_eq!(verdict, "warn", "{id}: {message}");
+        assert!(
+            message.contains("HTTP 415 Unsupported Media Type")
+                && message.contains("fail to deserialize request body")
+                && !message.contains("got no response"),
+            "{id}: {message}"
+        );
+    }
+    // In revisions without batches the same refusal is the answer a client needs.
+    for (id, verdict, message, _) in cases_of(&r, "mcp.base.batch-rejected") {
+        assert_eq!(verdict, "pass", "{id}: {message}");
+    }
+}
