@@ -926,3 +926,115 @@ fn baselines_and_merges_of_reports_with_user_scenarios_need_no_flags() {
     ]);
     r.assert_code(0);
 }
+
+#[test]
+fn run_keys_of_the_target_file_apply_and_flags_override_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let ci = dir.path().join("ci");
+    std::fs::create_dir_all(ci.join("scen")).unwrap();
+    std::fs::write(
+        ci.join("scen/ping.yaml"),
+        "version: 1\nid: user.ci-ping\ndescription: ping answers\nspec: basic/utilities/ping\nlevel: MUST\neras: [legacy]\nsteps:\n  - send: '{\"jsonrpc\":\"2.0\",\"id\":\"p-1\",\"method\":\"ping\"}'\n  - expect: {id: p-1, result: {}}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        ci.join("baseline.yaml"),
+        "version: 1\nexpected-failures: []\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(ci.join("empty")).unwrap();
+    std::fs::write(ci.join("other.yaml"), "version: 1\nexpected-failures: []\n").unwrap();
+    let target = ci.join("parity.toml");
+    std::fs::write(
+        &target,
+        format!(
+            "version = 1\nprofiles = [\"mcp\"]\n[surfaces.mcp]\ncommand = \"{} reference mcp\"\nreference = true\n[run]\nscenarios = [\"scen\"]\nsnapshots = \"snaps\"\nbaseline = \"baseline.yaml\"\njobs = 2\ntimeout_multiplier = 1.5\n",
+            parity_str()
+        ),
+    )
+    .unwrap();
+    let t = target.to_str().unwrap();
+    // The file's keys, relative to its directory.
+    let r = run_json(&[
+        "run",
+        "--target",
+        t,
+        "--filter",
+        "mcp.base.ping",
+        "--filter",
+        "user.ci-ping",
+        "-q",
+    ]);
+    r.assert_code(0);
+    assert!(
+        r.cases().keys().any(|id| id.starts_with("user.ci-ping@")),
+        "run.scenarios is used\n{r}"
+    );
+    let report = r.report.as_ref().unwrap();
+    assert_eq!(
+        report["baseline"],
+        ci.join("baseline.yaml").to_str().unwrap(),
+        "{r}"
+    );
+    assert!(ci.join("snaps").is_dir(), "run.snapshots is used\n{r}");
+    // Flags win.
+    let other = ci.join("other.yaml");
+    let r = run_json(&[
+        "run",
+        "--target",
+        t,
+        "--filter",
+        "mcp.base.ping",
+        "-q",
+        "--baseline",
+        other.to_str().unwrap(),
+        "--jobs",
+        "1",
+        "--scenarios",
+        ci.join("empty").to_str().unwrap(),
+    ]);
+    r.assert_code(0);
+    // --scenarios replaces the file's list.
+    assert!(
+        !r.cases().keys().any(|id| id.starts_with("user.ci-ping@")),
+        "{r}"
+    );
+    assert_eq!(
+        r.report.as_ref().unwrap()["baseline"],
+        other.to_str().unwrap(),
+        "{r}"
+    );
+    // A bad value names the file, line and key, and exits 2 before anything runs.
+    std::fs::write(
+        &target,
+        "version = 1\n[surfaces.mcp]\ncommand = \"x\"\n[run]\njobs = 0\n",
+    )
+    .unwrap();
+    let r = run(&["run", "--target", t]);
+    r.assert_code(2);
+    assert!(
+        r.stderr
+            .contains(&format!("{t}:5:8: run.jobs: 0 is not a number of cases")),
+        "{r}"
+    );
+    // An unknown key is refused like anywhere else in the file.
+    std::fs::write(
+        &target,
+        "version = 1\n[surfaces.mcp]\ncommand = \"x\"\n[run]\nretries = 2\n",
+    )
+    .unwrap();
+    let r = run(&["run", "--target", t]);
+    r.assert_code(2);
+    assert!(
+        r.stderr
+            .contains(&format!("{t}:5:1: run.retries: unknown field `retries`")),
+        "{r}"
+    );
+    // --accept needs a snapshot directory from somewhere.
+    let r = run(&["run", "--accept"]);
+    r.assert_code(2);
+    assert!(
+        r.stderr.contains("--accept needs a snapshot directory"),
+        "{r}"
+    );
+}
