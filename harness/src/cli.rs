@@ -438,6 +438,10 @@ struct RunArgs {
     /// Print evidence for every case that did not pass.
     #[arg(long, short)]
     verbose: bool,
+    /// Colour the verdict words of the console report: `auto` (the default) on a terminal
+    /// unless `NO_COLOR` is set, `always`, or `never`.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = crate::report::ColorChoice::Auto)]
+    color: crate::report::ColorChoice,
     /// Also run the scenario files of this directory (every `*.yaml`/`*.yml`, recursively,
     /// sorted; see docs/scenarios.md). The shipped scenarios always run. Repeatable; given
     /// at all, it replaces the target's `run.scenarios`.
@@ -1073,13 +1077,17 @@ async fn cmd_run(args: RunArgs) -> i32 {
             );
             return EXIT_USAGE;
         }
+        // A missing directory is created now, so a bad path stops the run before it starts.
         let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
-        if dir.is_some_and(|d| !d.is_dir()) {
-            eprintln!(
-                "error: {flag}: the directory of {} does not exist",
-                path.display()
-            );
-            return EXIT_USAGE;
+        if let Some(d) = dir {
+            if let Err(e) = std::fs::create_dir_all(d) {
+                eprintln!(
+                    "error: {flag}: cannot create the directory {} of {}: {e}",
+                    d.display(),
+                    path.display()
+                );
+                return EXIT_USAGE;
+            }
         }
     }
     if let Some(e) = same_file(&[
@@ -1196,6 +1204,7 @@ async fn cmd_run(args: RunArgs) -> i32 {
     let started = std::time::Instant::now();
     let mut report = crate::run::RunReport {
         target: target.name.clone(),
+        started_at: Some(std::time::SystemTime::now()),
         ..crate::run::RunReport::default()
     };
     let mut could_not_run: Vec<String> = Vec::new();
@@ -1425,7 +1434,7 @@ async fn cmd_run(args: RunArgs) -> i32 {
     } else {
         crate::report::Style::Normal
     };
-    let _ = crate::report::print_console(&report, &mut out, style);
+    let _ = crate::report::print_console_colored(&report, &mut out, style, args.color.for_stdout());
     if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
         let _ = crate::report::print_github_annotations(&report, eff.baseline.as_deref(), &mut out);
     }
@@ -1626,6 +1635,7 @@ async fn run_equivalence(
         notes: notes.into_iter().chain(more).collect(),
         cases,
         duration_ms: 0,
+        started_at: None,
         seed: Some(seed),
         stale: Vec::new(),
         partition: None,

@@ -547,8 +547,17 @@ fn github_actions_get_annotations_and_plain_progress_lines() {
         ),
         "{r}"
     );
-    // Not a terminal: one plain progress line per case on stderr.
-    assert!(r.stderr.contains("parity: [1/"), "{r}");
+    // Not a terminal (a CI log, where stdout and stderr interleave): each case appears once,
+    // in the report on stdout, and stderr names none.
+    for id in r.console_verdicts().keys() {
+        assert_eq!(
+            r.stdout.matches(&format!(" {id} (")).count(),
+            1,
+            "{id}\n{r}"
+        );
+        assert!(!r.stderr.contains(id.as_str()), "{id} on stderr\n{r}");
+    }
+    assert!(!r.console_verdicts().is_empty(), "{r}");
     let r = run_env(&["run", "--profile", "mcp", "--quiet"], &[]);
     r.assert_code(0);
     assert!(!r.stderr.contains("parity: ["), "{r}");
@@ -925,6 +934,94 @@ fn baselines_and_merges_of_reports_with_user_scenarios_need_no_flags() {
         scen.to_str().unwrap(),
     ]);
     r.assert_code(0);
+}
+
+#[test]
+fn verdict_words_are_coloured_only_when_asked_or_on_a_terminal() {
+    let base = ["run", "--profile", "mcp", "--filter", "mcp.base.ping"];
+    let with = |extra: &[&str], env: &[(&str, &str)]| {
+        let args: Vec<&str> = base.iter().chain(extra).copied().collect();
+        let r = run_env(&args, env);
+        r.assert_code(0);
+        r
+    };
+    // Forced: the verdict word carries an ANSI colour (green for a pass), even into a pipe and
+    // despite NO_COLOR; the rest of the line is plain.
+    let r = with(&["--color", "always"], &[("NO_COLOR", "1")]);
+    assert!(
+        r.stdout
+            .contains("\x1b[32mPASS\x1b[0m     mcp.base.ping@mcp-stdio#"),
+        "{r}"
+    );
+    // Never, and auto into a pipe (with or without NO_COLOR): no escape at all.
+    for (extra, env) in [
+        (&["--color", "never"][..], &[][..]),
+        (&[][..], &[("NO_COLOR", "1")][..]),
+        (&["--color", "auto"][..], &[][..]),
+    ] {
+        let r = with(extra, env);
+        assert!(!r.stdout.contains('\x1b'), "{r}");
+        assert!(
+            r.stdout.contains("PASS     mcp.base.ping@mcp-stdio#"),
+            "{r}"
+        );
+    }
+    let r = run(&["run", "--color", "sometimes"]);
+    r.assert_code(2);
+}
+
+#[test]
+fn report_files_go_into_directories_created_on_the_way() {
+    let dir = tempfile::tempdir().unwrap();
+    let nested = dir.path().join("a/b/c");
+    let (json, junit, html) = (
+        nested.join("report.json"),
+        dir.path().join("x/junit.xml"),
+        dir.path().join("y/z/report.html"),
+    );
+    let r = run(&[
+        "run",
+        "--profile",
+        "mcp",
+        "--filter",
+        "mcp.base.ping",
+        "--json",
+        json.to_str().unwrap(),
+        "--junit",
+        junit.to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    r.assert_code(0);
+    assert!(json.is_file() && junit.is_file() && html.is_file(), "{r}");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    // Every suite has its time and the run's start, to the second in UTC.
+    let suite = &xml[xml.find("<testsuite ").unwrap()..];
+    let suite = &suite[..suite.find('>').unwrap()];
+    assert!(suite.contains(" time=\""), "{suite}");
+    let ts = suite.split(" timestamp=\"").nth(1).unwrap();
+    let ts = &ts[..ts.find('"').unwrap()];
+    assert_eq!(ts.len(), 19, "{ts}");
+    assert!(ts.starts_with("20") && ts.as_bytes()[10] == b'T', "{ts}");
+    validate_junit(&junit);
+    // `report merge` creates its page's directory too.
+    let merged = dir.path().join("m/n/merged.html");
+    let r = run(&[
+        "report",
+        "merge",
+        json.to_str().unwrap(),
+        "--html",
+        merged.to_str().unwrap(),
+    ]);
+    r.assert_code(0);
+    assert!(merged.is_file(), "{r}");
+    // A directory that cannot be created (a file is in the way) stops the run first.
+    let r = run(&["run", "--json", json.join("r.json").to_str().unwrap()]);
+    r.assert_code(2);
+    assert!(
+        r.stderr.contains("--json: cannot create the directory"),
+        "{r}"
+    );
 }
 
 #[test]
