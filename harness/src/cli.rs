@@ -208,6 +208,17 @@ enum ReportCmd {
         #[arg(long, value_name = "DIR")]
         scenarios: Vec<PathBuf>,
     },
+    /// Print a Markdown summary of JSON reports: verdict counts, every case that fails the
+    /// run with its check id and quoted requirement, stale baseline entries (for a CI job
+    /// summary such as `$GITHUB_STEP_SUMMARY`).
+    Summary {
+        /// JSON reports (`parity run --json FILE`), at least one; one section each.
+        #[arg(required = true, value_name = "REPORT")]
+        reports: Vec<PathBuf>,
+        /// Where the HTML report can be seen (an uploaded artifact's URL); linked at the end.
+        #[arg(long, value_name = "URL")]
+        html_url: Option<String>,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -617,6 +628,9 @@ pub async fn dispatch(cli: Cli) -> i32 {
                     scenarios,
                 },
         } => cmd_report_merge(&reports, &html, &scenarios),
+        Command::Report {
+            action: ReportCmd::Summary { reports, html_url },
+        } => cmd_report_summary(&reports, html_url.as_deref()),
         Command::Record {
             out,
             redact,
@@ -1803,6 +1817,27 @@ fn cmd_report_merge(reports: &[PathBuf], html: &std::path::Path, scenario_dirs: 
 /// being accepted without them; one value per path, in order.
 ///
 /// Errors: a scenario directory or a report that does not load, with file and line.
+/// `parity report summary`: the Markdown of [`crate::summary::markdown`] on stdout; exit 2 when
+/// a report is unreadable or invalid.
+fn cmd_report_summary(reports: &[PathBuf], html_url: Option<&str>) -> i32 {
+    let values = match load_reports(reports, &[]) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    match out.write_all(crate::summary::markdown(&values, html_url).as_bytes()) {
+        Ok(()) => 0,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
+        Err(e) => {
+            eprintln!("error: failed to write the summary: {e}");
+            EXIT_USAGE
+        }
+    }
+}
+
 fn load_reports(paths: &[PathBuf], scenario_dirs: &[PathBuf]) -> Result<Vec<Value>, String> {
     let scenarios = crate::scenario::load_all(scenario_dirs)?;
     let known = |check: &str| crate::select::known_check(check, &scenarios);

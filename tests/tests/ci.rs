@@ -1135,3 +1135,55 @@ fn run_keys_of_the_target_file_apply_and_flags_override_them() {
         "{r}"
     );
 }
+
+#[test]
+fn report_summary_lists_the_failures_of_a_real_report_in_markdown() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let fault = fake_cmd("garbage-exits");
+    let r = run(&[
+        "run",
+        "--mcp",
+        &fault,
+        "--profile",
+        "mcp",
+        "--filter",
+        "mcp.base.parse-error",
+        "--filter",
+        "mcp.base.ping",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    r.assert_code(1);
+    let s = run(&[
+        "report",
+        "summary",
+        json.to_str().unwrap(),
+        "--html-url",
+        "https://example.test/artifacts/7",
+    ]);
+    s.assert_code(0);
+    assert!(s.stdout.starts_with("### ❌ parity: "), "{s}");
+    assert!(
+        s.stdout
+            .contains("- `mcp.base.parse-error@mcp-stdio#2025-11-25` **fail**: "),
+        "{s}"
+    );
+    assert!(s.stdout.contains("  > MUST "), "{s}");
+    assert!(
+        !s.stdout.contains("`mcp.base.ping@"),
+        "a pass is not listed\n{s}"
+    );
+    assert!(
+        s.stdout
+            .contains("[HTML report](https://example.test/artifacts/7)"),
+        "{s}"
+    );
+    // An unreadable report is a usage error naming the file.
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "{").unwrap();
+    let s = run(&["report", "summary", bad.to_str().unwrap()]);
+    s.assert_code(2);
+    assert!(s.stderr.contains("bad.json"), "{s}");
+}
