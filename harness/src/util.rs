@@ -45,15 +45,6 @@ pub fn clip(s: &str, max: usize) -> String {
     format!("{}…", &s[..end])
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn clip_respects_char_boundaries() {
-        assert_eq!(super::clip("héllo", 2), "h…");
-        assert_eq!(super::clip("abc", 5), "abc");
-    }
-}
-
 /// Writes `contents` to `path` (created or truncated), creating its directory first when it
 /// is missing, the way `--json`, `--junit` and `--html` expect.
 ///
@@ -63,4 +54,13 @@ pub fn write_file(path: &std::path::Path, contents: impl AsRef<[u8]>) -> std::io
         std::fs::create_dir_all(dir)?;
     }
     std::fs::write(path, contents)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn clip_respects_char_boundaries() {
+        assert_eq!(super::clip("héllo", 2), "h…");
+        assert_eq!(super::clip("abc", 5), "abc");
+    }
 }
