@@ -1251,6 +1251,7 @@ expected-failures:
             notes: Vec::new(),
             cases,
             duration_ms: 0,
+            started_at: None,
             seed: None,
             stale: Vec::new(),
             partition: None,

@@ -208,6 +208,17 @@ enum ReportCmd {
         #[arg(long, value_name = "DIR")]
         scenarios: Vec<PathBuf>,
     },
+    /// Print a Markdown summary of JSON reports: verdict counts, every case that fails the
+    /// run with its check id and quoted requirement, stale baseline entries (for a CI job
+    /// summary such as `$GITHUB_STEP_SUMMARY`).
+    Summary {
+        /// JSON reports (`parity run --json FILE`), at least one; one section each.
+        #[arg(required = true, value_name = "REPORT")]
+        reports: Vec<PathBuf>,
+        /// Where the HTML report can be seen (an uploaded artifact's URL); linked at the end.
+        #[arg(long, value_name = "URL")]
+        html_url: Option<String>,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -383,7 +394,7 @@ struct RunArgs {
     #[arg(long, value_name = "FILE")]
     html: Option<PathBuf>,
     /// A baseline of expected failures (YAML, docs/ci.md): listed failures exit 0; a listed
-    /// check that now passes fails the run as stale.
+    /// check that now passes fails the run as stale. Overrides the target's `run.baseline`.
     #[arg(long, value_name = "FILE")]
     baseline: Option<PathBuf>,
     /// Run one shard of the cases: `hash:K/N` or `count:K/N` (docs/ci.md). Shards 1/N…N/N
@@ -400,10 +411,12 @@ struct RunArgs {
     retries: u32,
     /// Compare each scenario's exchange with its snapshot in DIR (created when missing); a
     /// difference fails the case and writes `<case>.snap.new` (docs/transcripts.md).
+    /// Overrides the target's `run.snapshots`.
     #[arg(long, value_name = "DIR")]
     snapshots: Option<PathBuf>,
-    /// With --snapshots: write differing exchanges as the new snapshots instead of failing.
-    #[arg(long, requires = "snapshots")]
+    /// With --snapshots (or the target's `run.snapshots`): write differing exchanges as the
+    /// new snapshots instead of failing.
+    #[arg(long)]
     accept: bool,
     /// Print only the cases that did not pass and the summary; no progress.
     #[arg(long, short, conflicts_with = "verbose")]
@@ -415,12 +428,14 @@ struct RunArgs {
     #[arg(long)]
     skip: Vec<String>,
     /// Cases run in parallel (most of a case's time is spent waiting on the peer); at least 1.
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..))]
-    jobs: u64,
-    /// Multiply every deadline by this factor (slow machines, slow servers).
+    /// Default: the target's `run.jobs`, else 8.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    jobs: Option<u64>,
+    /// Multiply every deadline by this factor (slow machines, slow servers). Default: the
+    /// target's `run.timeout_multiplier`, else 1.
     /// Negative numbers are taken as values, so `-1` is refused by name, not as an unknown flag.
-    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
-    timeout_multiplier: f64,
+    #[arg(long, value_name = "X", allow_negative_numbers = true)]
+    timeout_multiplier: Option<f64>,
     /// A tool call the target declares slow enough to cancel in flight, as JSON
     /// `{"name": "...", "arguments": {...}, "ms": N}` where `ms` is how long it takes when left
     /// alone (default 1000). Without it the cancellation check can only prove the server keeps
@@ -434,10 +449,48 @@ struct RunArgs {
     /// Print evidence for every case that did not pass.
     #[arg(long, short)]
     verbose: bool,
+    /// Colour the verdict words of the console report: `auto` (the default) on a terminal
+    /// unless `NO_COLOR` is set, `always`, or `never`.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = crate::report::ColorChoice::Auto)]
+    color: crate::report::ColorChoice,
     /// Also run the scenario files of this directory (every `*.yaml`/`*.yml`, recursively,
-    /// sorted; see docs/scenarios.md). The shipped scenarios always run. Repeatable.
+    /// sorted; see docs/scenarios.md). The shipped scenarios always run. Repeatable; given
+    /// at all, it replaces the target's `run.scenarios`.
     #[arg(long, value_name = "DIR")]
     scenarios: Vec<PathBuf>,
+}
+
+/// Default `--jobs`.
+const DEFAULT_JOBS: u64 = 8;
+
+/// The `[run]` settings in force: each flag when given, else the target file's key, else the
+/// default.
+struct Effective {
+    scenarios: Vec<PathBuf>,
+    snapshots: Option<PathBuf>,
+    baseline: Option<PathBuf>,
+    jobs: u64,
+    timeout_multiplier: f64,
+}
+
+impl Effective {
+    fn new(args: &RunArgs, target: &crate::target::Target) -> Effective {
+        let d = &target.run;
+        Effective {
+            scenarios: if args.scenarios.is_empty() {
+                d.scenarios.clone()
+            } else {
+                args.scenarios.clone()
+            },
+            snapshots: args.snapshots.clone().or_else(|| d.snapshots.clone()),
+            baseline: args.baseline.clone().or_else(|| d.baseline.clone()),
+            jobs: args.jobs.or(d.jobs).unwrap_or(DEFAULT_JOBS),
+            timeout_multiplier: args
+                .timeout_multiplier
+                .or(d.timeout_multiplier)
+                .unwrap_or(1.0),
+        }
+    }
 }
 
 /// Parses the command line, starts the async runtime that fits the command and runs it;
@@ -575,6 +628,9 @@ pub async fn dispatch(cli: Cli) -> i32 {
                     scenarios,
                 },
         } => cmd_report_merge(&reports, &html, &scenarios),
+        Command::Report {
+            action: ReportCmd::Summary { reports, html_url },
+        } => cmd_report_summary(&reports, html_url.as_deref()),
         Command::Record {
             out,
             redact,
@@ -1007,6 +1063,11 @@ async fn cmd_run(args: RunArgs) -> i32 {
             return EXIT_USAGE;
         }
     };
+    let eff = Effective::new(&args, &target);
+    if args.accept && eff.snapshots.is_none() {
+        eprintln!("error: --accept needs a snapshot directory (--snapshots DIR, or `snapshots` under the target's [run])");
+        return EXIT_USAGE;
+    }
     let slow_call = match &args.slow_call {
         Some(sc) => match parse_slow_call(sc) {
             Ok(c) => Some(c),
@@ -1030,20 +1091,24 @@ async fn cmd_run(args: RunArgs) -> i32 {
             );
             return EXIT_USAGE;
         }
+        // A missing directory is created now, so a bad path stops the run before it starts.
         let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
-        if dir.is_some_and(|d| !d.is_dir()) {
-            eprintln!(
-                "error: {flag}: the directory of {} does not exist",
-                path.display()
-            );
-            return EXIT_USAGE;
+        if let Some(d) = dir {
+            if let Err(e) = std::fs::create_dir_all(d) {
+                eprintln!(
+                    "error: {flag}: cannot create the directory {} of {}: {e}",
+                    d.display(),
+                    path.display()
+                );
+                return EXIT_USAGE;
+            }
         }
     }
     if let Some(e) = same_file(&[
         ("--json", args.json.as_deref()),
         ("--junit", args.junit.as_deref()),
         ("--html", args.html.as_deref()),
-        ("--baseline", args.baseline.as_deref()),
+        ("--baseline", eff.baseline.as_deref()),
     ]) {
         eprintln!("error: {e}");
         return EXIT_USAGE;
@@ -1064,13 +1129,13 @@ async fn cmd_run(args: RunArgs) -> i32 {
         eprintln!("error: --line-cap must be at least 1 byte");
         return EXIT_USAGE;
     }
-    if !(args.timeout_multiplier > 0.0 && args.timeout_multiplier.is_finite()) {
+    if !(eff.timeout_multiplier > 0.0 && eff.timeout_multiplier.is_finite()) {
         eprintln!("error: --timeout-multiplier must be a positive number");
         return EXIT_USAGE;
     }
-    let mut timing = Timing::scaled(args.timeout_multiplier);
+    let mut timing = Timing::scaled(eff.timeout_multiplier);
     let scale =
-        |ms: u64| std::time::Duration::from_millis((ms as f64 * args.timeout_multiplier) as u64);
+        |ms: u64| std::time::Duration::from_millis((ms as f64 * eff.timeout_multiplier) as u64);
     if let Some(ms) = target.message_ms {
         timing.message = scale(ms);
     }
@@ -1084,7 +1149,7 @@ async fn cmd_run(args: RunArgs) -> i32 {
         timing.startup = scale(ms);
     }
     // --- scenarios (crate::scenario): shipped + --scenarios, malformed → exit 2 ---
-    let scenarios = match crate::scenario::load_all(&args.scenarios) {
+    let scenarios = match crate::scenario::load_all(&eff.scenarios) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");
@@ -1103,7 +1168,7 @@ async fn cmd_run(args: RunArgs) -> i32 {
             return EXIT_USAGE;
         }
     };
-    let baseline = match &args.baseline {
+    let baseline = match &eff.baseline {
         None => None,
         Some(path) => {
             let known = |check: &str| crate::select::known_check(check, &scenarios);
@@ -1116,7 +1181,7 @@ async fn cmd_run(args: RunArgs) -> i32 {
             }
         }
     };
-    let snapshots = match &args.snapshots {
+    let snapshots = match &eff.snapshots {
         Some(dir) => match crate::snapshot::Store::new(
             dir,
             args.accept,
@@ -1144,7 +1209,7 @@ async fn cmd_run(args: RunArgs) -> i32 {
     let mut opts = RunOptions {
         eras: args.era.unwrap_or(EraSel::All),
         selection: std::sync::Arc::new(selection),
-        jobs: usize::try_from(args.jobs).unwrap_or(usize::MAX),
+        jobs: usize::try_from(eff.jobs).unwrap_or(usize::MAX),
         timing,
         control: std::sync::Arc::new(control),
     };
@@ -1153,6 +1218,7 @@ async fn cmd_run(args: RunArgs) -> i32 {
     let started = std::time::Instant::now();
     let mut report = crate::run::RunReport {
         target: target.name.clone(),
+        started_at: Some(std::time::SystemTime::now()),
         ..crate::run::RunReport::default()
     };
     let mut could_not_run: Vec<String> = Vec::new();
@@ -1382,10 +1448,9 @@ async fn cmd_run(args: RunArgs) -> i32 {
     } else {
         crate::report::Style::Normal
     };
-    let _ = crate::report::print_console(&report, &mut out, style);
+    let _ = crate::report::print_console_colored(&report, &mut out, style, args.color.for_stdout());
     if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
-        let _ =
-            crate::report::print_github_annotations(&report, args.baseline.as_deref(), &mut out);
+        let _ = crate::report::print_github_annotations(&report, eff.baseline.as_deref(), &mut out);
     }
     if let Some(by) = opts.control.stopped_by() {
         let not_started = report
@@ -1401,9 +1466,9 @@ async fn cmd_run(args: RunArgs) -> i32 {
         );
     }
     drop(out);
-    let json_value = crate::report::to_json(&report, args.baseline.as_deref());
+    let json_value = crate::report::to_json(&report, eff.baseline.as_deref());
     if let Some(path) = &args.json {
-        if let Err(e) = crate::report::write_json(&report, args.baseline.as_deref(), path) {
+        if let Err(e) = crate::report::write_json(&report, eff.baseline.as_deref(), path) {
             eprintln!("error: failed to write {}: {e}", path.display());
             return EXIT_USAGE;
         }
@@ -1584,6 +1649,7 @@ async fn run_equivalence(
         notes: notes.into_iter().chain(more).collect(),
         cases,
         duration_ms: 0,
+        started_at: None,
         seed: Some(seed),
         stale: Vec::new(),
         partition: None,
@@ -1751,6 +1817,27 @@ fn cmd_report_merge(reports: &[PathBuf], html: &std::path::Path, scenario_dirs: 
 /// being accepted without them; one value per path, in order.
 ///
 /// Errors: a scenario directory or a report that does not load, with file and line.
+/// `parity report summary`: the Markdown of [`crate::summary::markdown`] on stdout; exit 2 when
+/// a report is unreadable or invalid.
+fn cmd_report_summary(reports: &[PathBuf], html_url: Option<&str>) -> i32 {
+    let values = match load_reports(reports, &[]) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    match out.write_all(crate::summary::markdown(&values, html_url).as_bytes()) {
+        Ok(()) => 0,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
+        Err(e) => {
+            eprintln!("error: failed to write the summary: {e}");
+            EXIT_USAGE
+        }
+    }
+}
+
 fn load_reports(paths: &[PathBuf], scenario_dirs: &[PathBuf]) -> Result<Vec<Value>, String> {
     let scenarios = crate::scenario::load_all(scenario_dirs)?;
     let known = |check: &str| crate::select::known_check(check, &scenarios);

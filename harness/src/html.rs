@@ -7,7 +7,8 @@
 //! - **rows** are checks (each case's `check`, in first-seen order over the reports in order);
 //! - **columns** are grouped per report (an implementation: the group header is its `target`,
 //!   with its parity version and verdict counts), one column per surface/era `binding#revision`
-//!   seen in that report, in first-seen order;
+//!   seen in that report: bindings in first-seen order, each binding's dated revisions oldest
+//!   first, then its undated ones (`v1`, `all`);
 //! - **cells** are the verdict of the case `check@binding#revision` of that report, coloured:
 //!   pass green, fail red, warn amber, skip and not-run grey, timeout purple, flaky striped
 //!   orange, and a fail or timeout with a baseline entry (`expected` not null) as
@@ -197,11 +198,46 @@ pub fn render(reports: &[Value]) -> String {
     out
 }
 
-/// Writes [`render`]`(reports)` to `path` (created or truncated).
+/// Writes [`render`]`(reports)` to `path` (created or truncated; a missing directory is
+/// created).
 ///
-/// Errors: the file cannot be written (missing directory, permissions, disk full).
+/// Errors: the directory or file cannot be written (permissions, disk full).
 pub fn write(reports: &[Value], path: &std::path::Path) -> std::io::Result<()> {
-    std::fs::write(path, render(reports))
+    crate::util::write_file(path, render(reports))
+}
+
+/// Orders one report's `binding#revision` columns: bindings in first-seen order, and within a
+/// binding the dated revisions (`YYYY-MM-DD`) oldest first, then the others (`v1`, `all`) in
+/// first-seen order.
+fn order_columns(cols: &mut [String]) {
+    let mut bindings: Vec<String> = Vec::new();
+    for c in cols.iter() {
+        let b = c.split_once('#').map_or(c.as_str(), |(b, _)| b);
+        if !bindings.iter().any(|x| x == b) {
+            bindings.push(b.to_string());
+        }
+    }
+    let dated = |r: &str| {
+        let b = r.as_bytes();
+        b.len() == 10
+            && b.iter().enumerate().all(|(i, ch)| {
+                if i == 4 || i == 7 {
+                    *ch == b'-'
+                } else {
+                    ch.is_ascii_digit()
+                }
+            })
+    };
+    // A stable sort keeps first-seen order among equal keys.
+    cols.sort_by_cached_key(|c| {
+        let (b, r) = c.split_once('#').unwrap_or((c.as_str(), ""));
+        let bi = bindings.iter().position(|x| x == b).unwrap_or(usize::MAX);
+        if dated(r) {
+            (bi, 0, r.to_string())
+        } else {
+            (bi, 1, String::new())
+        }
+    });
 }
 
 /// One case of a report, with the fields the page shows.
@@ -310,14 +346,22 @@ impl<'a> Rep<'a> {
             }
         }
         let mut cols: Vec<String> = Vec::new();
-        let mut col_ix: HashMap<&str, usize> = HashMap::new();
+        for c in &cases {
+            if !cols.contains(&c.col) {
+                cols.push(c.col.clone());
+            }
+        }
+        order_columns(&mut cols);
+        let col_ix: HashMap<&str, usize> = cols
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.as_str(), i))
+            .collect();
         let mut cells: HashMap<(&'a str, usize), Vec<usize>> = HashMap::new();
         for (i, c) in cases.iter().enumerate() {
-            let k = *col_ix.entry(c.col.as_str()).or_insert_with(|| {
-                cols.push(c.col.clone());
-                cols.len() - 1
-            });
-            cells.entry((c.check, k)).or_default().push(i);
+            if let Some(&k) = col_ix.get(c.col.as_str()) {
+                cells.entry((c.check, k)).or_default().push(i);
+            }
         }
         Rep {
             idx,
@@ -1075,6 +1119,49 @@ mod tests {
     }
 
     #[test]
+    fn columns_are_ordered_by_revision_date_within_each_binding() {
+        let r = report(
+            "server",
+            vec![
+                case("a", "mcp-stdio", "2026-07-28", "pass"),
+                case("a", "acp", "v1", "pass"),
+                case("a", "mcp-stdio", "2024-11-05", "pass"),
+                case("a", "mcp-stdio", "2025-11-25", "pass"),
+                case("a", "equivalence", "all", "pass"),
+                case("a", "mcp-http", "2025-11-25", "pass"),
+                case("a", "mcp-http", "2025-06-18", "pass"),
+            ],
+        );
+        let html = render(&[r]);
+        let cols: Vec<&str> = html
+            .match_indices("<th class=\"col")
+            .map(|(i, _)| {
+                let rest = &html[i..];
+                let t = rest.find("title=\"").unwrap() + 7;
+                &rest[t..t + rest[t..].find('"').unwrap()]
+            })
+            .collect();
+        assert_eq!(
+            cols,
+            [
+                "mcp-stdio#2024-11-05",
+                "mcp-stdio#2025-11-25",
+                "mcp-stdio#2026-07-28",
+                "acp#v1",
+                "equivalence#all",
+                "mcp-http#2025-06-18",
+                "mcp-http#2025-11-25",
+            ]
+        );
+        // Each cell still sits under its own column.
+        let row = &html[html.find("<tr class=\"row\"").unwrap()..];
+        let first = row.find("a@mcp-stdio#2024-11-05").unwrap();
+        let last = row.find("a@mcp-http#2025-11-25").unwrap();
+        assert!(first < row.find("a@mcp-stdio#2026-07-28").unwrap());
+        assert!(row.find("a@mcp-http#2025-06-18").unwrap() < last);
+    }
+
+    #[test]
     fn two_reports_side_by_side() {
         let a = report(
             "server-a",
@@ -1249,6 +1336,11 @@ mod tests {
         assert!(std::fs::read_to_string(&path)
             .unwrap()
             .starts_with("<!DOCTYPE html>"));
-        assert!(write(&[], &dir.path().join("missing/r.html")).is_err());
+        // A missing (nested) directory is created.
+        let nested = dir.path().join("missing/deeper/r.html");
+        write(&[], &nested).unwrap();
+        assert!(nested.is_file());
+        // A path under a regular file cannot be written.
+        assert!(write(&[], &path.join("r.html")).is_err());
     }
 }

@@ -22,6 +22,9 @@
 //!
 //! Counts therefore equal the console summary: tests = cases (+ stale entries), failures =
 //! unexpected fails and timeouts (+ stale entries), skipped = skip + not-run + expected.
+//! Every `<testsuite>` carries `time` (the sum of its cases' times, in seconds) and
+//! `timestamp` (when the run started: UTC, `YYYY-MM-DDTHH:MM:SS`, the form the
+//! Surefire/Jenkins schema allows).
 
 use crate::check::Verdict;
 use crate::report::profile_of_case;
@@ -184,6 +187,24 @@ pub fn to_report(report: &RunReport) -> Report {
         }
         suites.push(s);
     }
+    // Each suite's `time` is the sum of its cases' times (cases run in parallel, so the sum
+    // can exceed the wall time), and its `timestamp` is when the run started, in UTC, to the
+    // second and without an offset: the Surefire/Jenkins schema's pattern for it
+    // (`YYYY-MM-DDTHH:MM:SS`) refuses the fraction and offset quick-junit's own field writes,
+    // so it goes in as a plain attribute.
+    let timestamp = report.started_at.map(|t| {
+        chrono::DateTime::<chrono::Utc>::from(t)
+            .format("%Y-%m-%dT%H:%M:%S")
+            .to_string()
+    });
+    for s in &mut suites {
+        let total: Duration = s.test_cases.iter().filter_map(|c| c.time).sum();
+        s.set_time(total);
+        if let Some(ts) = &timestamp {
+            s.extra
+                .insert(XmlString::new("timestamp"), XmlString::new(ts.as_str()));
+        }
+    }
     r.add_test_suites(suites);
     r
 }
@@ -215,10 +236,11 @@ pub fn to_xml(report: &RunReport) -> Result<String, quick_junit::SerializeError>
     ))
 }
 
-/// Writes the JUnit XML of a run to `path`. Errors: serialization or the write failed.
+/// Writes the JUnit XML of a run to `path` (a missing directory is created). Errors:
+/// serialization or the write failed.
 pub fn write(report: &RunReport, path: &std::path::Path) -> std::io::Result<()> {
     let text = to_xml(report).map_err(std::io::Error::other)?;
-    std::fs::write(path, text)
+    crate::util::write_file(path, text)
 }
 
 #[cfg(test)]
@@ -281,6 +303,9 @@ mod tests {
             xml.contains(r#"<testsuite name="mcp" tests="3" skipped="1" errors="0" failures="1""#),
             "{xml}"
         );
+        // No start time known: `time` still, no `timestamp`.
+        assert!(xml.contains(r#"failures="1" time="4.500">"#), "{xml}");
+        assert!(!xml.contains("timestamp="), "{xml}");
         assert!(
             xml.contains(r#"<testsuite name="acp" tests="3" skipped="1" errors="1""#),
             "{xml}"
@@ -297,6 +322,30 @@ mod tests {
         assert!(!xml.contains('\u{1}'));
         assert!(
             xml.contains(r#"<testsuites name="parity" tests="9" failures="3" errors="1""#),
+            "{xml}"
+        );
+    }
+
+    #[test]
+    fn every_suite_carries_its_time_and_the_start_timestamp() {
+        let start = std::time::UNIX_EPOCH + Duration::from_millis(1_767_225_600_250);
+        let report = RunReport {
+            target: "t".into(),
+            started_at: Some(start),
+            cases: vec![
+                case("a.p@mcp-stdio#r", Verdict::Pass),
+                case("a.q@mcp-stdio#r", Verdict::Pass),
+                case("a.w@acp#v1", Verdict::Warn),
+            ],
+            ..RunReport::default()
+        };
+        let xml = to_xml(&report).unwrap();
+        assert!(
+            xml.contains(r#"<testsuite name="mcp" tests="2" skipped="0" errors="0" failures="0" time="3.000" timestamp="2026-01-01T00:00:00">"#),
+            "{xml}"
+        );
+        assert!(
+            xml.contains(r#"<testsuite name="acp" tests="1" skipped="0" errors="0" failures="0" time="1.500" timestamp="2026-01-01T00:00:00">"#),
             "{xml}"
         );
     }

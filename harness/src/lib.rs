@@ -38,6 +38,7 @@ pub mod scenario;
 pub mod select;
 pub mod selftest;
 pub mod snapshot;
+pub mod summary;
 pub mod target;
 pub mod transcript;
 pub mod util;

@@ -82,7 +82,8 @@ pub fn to_json(report: &RunReport, baseline: Option<&std::path::Path>) -> Value 
     })
 }
 
-/// Writes the JSON report to `path`. Errors: the file cannot be written.
+/// Writes the JSON report to `path` (a missing directory is created). Errors: the file cannot
+/// be written.
 pub fn write_json(
     report: &RunReport,
     baseline: Option<&std::path::Path>,
@@ -90,7 +91,7 @@ pub fn write_json(
 ) -> std::io::Result<()> {
     let text =
         serde_json::to_string_pretty(&to_json(report, baseline)).map_err(std::io::Error::other)?;
-    std::fs::write(path, text + "\n")
+    crate::util::write_file(path, text + "\n")
 }
 
 /// How much the console report prints.
@@ -123,12 +124,83 @@ fn tag(c: &crate::run::CaseResult) -> &'static str {
     }
 }
 
+/// `--color`: when the console report colours its verdict words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ColorChoice {
+    /// Colour when stdout is a terminal and `NO_COLOR` is unset or empty.
+    #[default]
+    Auto,
+    /// Always colour, even into a pipe or a file (and despite `NO_COLOR`).
+    Always,
+    /// Never colour.
+    Never,
+}
+
+impl ColorChoice {
+    /// Whether to colour: `always` and `never` decide alone; `auto` colours a terminal
+    /// (`is_terminal`) unless `no_color` (the `NO_COLOR` variable) is set to a non-empty value
+    /// (<https://no-color.org>).
+    pub fn enabled(self, is_terminal: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
+        match self {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => is_terminal && no_color.is_none_or(|v| v.is_empty()),
+        }
+    }
+
+    /// [`ColorChoice::enabled`] for this process's stdout and environment.
+    pub fn for_stdout(self) -> bool {
+        use std::io::IsTerminal;
+        self.enabled(
+            std::io::stdout().is_terminal(),
+            std::env::var_os("NO_COLOR").as_deref(),
+        )
+    }
+}
+
+/// The terminal style of a console tag: green passes, red failures and timeouts, yellow
+/// warnings and flaky cases, magenta expected failures, dimmed skips and not-run cases.
+fn tag_style(tag: &str) -> anstyle::Style {
+    use anstyle::{AnsiColor, Style};
+    let fg = |c: AnsiColor| Style::new().fg_color(Some(c.into()));
+    match tag {
+        "PASS" => fg(AnsiColor::Green),
+        "FAIL" | "TIMEOUT" | "STALE" => fg(AnsiColor::Red).bold(),
+        "WARN" | "FLAKY" => fg(AnsiColor::Yellow),
+        "XFAIL" => fg(AnsiColor::Magenta),
+        _ => Style::new().dimmed(),
+    }
+}
+
+/// `tag` left-aligned in 8 columns, coloured when `color` is on (the padding stays outside
+/// the escape codes, so columns line up either way).
+fn padded_tag(tag: &str, color: bool) -> String {
+    let pad = " ".repeat(8usize.saturating_sub(tag.len()));
+    if color {
+        let st = tag_style(tag);
+        format!("{}{tag}{}{pad}", st.render(), st.render_reset())
+    } else {
+        format!("{tag}{pad}")
+    }
+}
+
+/// Prints the console report without colour; see [`print_console_colored`].
+pub fn print_console(report: &RunReport, out: &mut dyn Write, style: Style) -> std::io::Result<()> {
+    print_console_colored(report, out, style, false)
+}
+
 /// Prints the console report: one line per case (in `Quiet` style, only the cases that did
 /// not pass), the reason and evidence under every case that did not pass (evidence only with
 /// `Verbose`, or for fails and timeouts), stale baseline entries, a table of verdicts per
 /// profile, then the summary line
-/// `summary: N pass, N fail, N warn, N skip, N not-run, N timeout, N flaky in T ms`.
-pub fn print_console(report: &RunReport, out: &mut dyn Write, style: Style) -> std::io::Result<()> {
+/// `summary: N pass, N fail, N warn, N skip, N not-run, N timeout, N flaky in T ms`. With
+/// `color`, the verdict words (`PASS`, `FAIL`, …, `STALE`) carry ANSI colours.
+pub fn print_console_colored(
+    report: &RunReport,
+    out: &mut dyn Write,
+    style: Style,
+    color: bool,
+) -> std::io::Result<()> {
     let verbose = style == Style::Verbose;
     writeln!(out, "target: {}", report.target)?;
     let mut eras: Vec<_> = report.eras.iter().collect();
@@ -157,7 +229,13 @@ pub fn print_console(report: &RunReport, out: &mut dyn Write, style: Style) -> s
         } else {
             String::new()
         };
-        writeln!(out, "{tag:<8} {} ({} ms{tries})", c.id, c.duration_ms)?;
+        writeln!(
+            out,
+            "{} {} ({} ms{tries})",
+            padded_tag(tag, color),
+            c.id,
+            c.duration_ms
+        )?;
         if c.verdict != Verdict::Pass {
             if !c.message.is_empty() {
                 writeln!(out, "         {}", c.message)?;
@@ -194,7 +272,8 @@ pub fn print_console(report: &RunReport, out: &mut dyn Write, style: Style) -> s
     for e in &report.stale {
         writeln!(
             out,
-            "STALE    baseline entry `{}` (line {}): every case it lists passed ({}); remove it",
+            "{} baseline entry `{}` (line {}): every case it lists passed ({}); remove it",
+            padded_tag("STALE", color),
             e.entry,
             e.line,
             e.cases.join(", ")
@@ -389,9 +468,14 @@ pub fn print_github_annotations(
     Ok(())
 }
 
-/// Progress while a run goes: an `indicatif` bar on stderr when stderr is a terminal, else a
-/// plain stderr line per finished case (`parity: [12/100] pass <case id> (35 ms)`); nothing
-/// with `--quiet`. The bar is cleared by [`Progress::finish`].
+/// How often a run without a terminal reports how far it got.
+pub const HEARTBEAT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Progress while a run goes, on stderr: an `indicatif` bar when stderr is a terminal (failing,
+/// timed-out and flaky cases printed above it); otherwise, as in CI logs, where stdout and
+/// stderr land in one log, no line per case (the report on stdout lists each case once) but a
+/// heartbeat at most every [`HEARTBEAT`]: `parity: [40/62] cases done (12 s)`. Nothing with
+/// `--quiet`. The bar is cleared by [`Progress::finish`].
 pub struct Progress {
     bar: Option<indicatif::ProgressBar>,
     plain: bool,
@@ -427,6 +511,8 @@ impl Progress {
         let plain = self.plain;
         let done = self.done.clone();
         let total = self.total.clone();
+        let started = std::time::Instant::now();
+        let last = std::sync::Mutex::new(started);
         Box::new(move |event| {
             use std::sync::atomic::Ordering::SeqCst;
             match event {
@@ -445,13 +531,21 @@ impl Progress {
                             b.println(format!("{:<8} {}", tag(c), c.id));
                         }
                     } else if plain {
-                        eprintln!(
-                            "parity: [{i}/{}] {} {} ({} ms)",
-                            total.load(SeqCst).max(i),
-                            c.verdict.as_str(),
-                            c.id,
-                            c.duration_ms
-                        );
+                        let now = std::time::Instant::now();
+                        let due = match last.lock() {
+                            Ok(mut at) if now.duration_since(*at) >= HEARTBEAT => {
+                                *at = now;
+                                true
+                            }
+                            _ => false,
+                        };
+                        if due {
+                            eprintln!(
+                                "parity: [{i}/{}] cases done ({} s)",
+                                total.load(SeqCst).max(i),
+                                now.duration_since(started).as_secs()
+                            );
+                        }
                     }
                 }
             }
@@ -463,5 +557,36 @@ impl Progress {
         if let Some(b) = &self.bar {
             b.finish_and_clear();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsStr;
+
+    #[test]
+    fn colour_follows_the_flag_the_terminal_and_no_color() {
+        use ColorChoice::*;
+        // auto: a terminal gets colour unless NO_COLOR is set to something.
+        assert!(Auto.enabled(true, None));
+        assert!(Auto.enabled(true, Some(OsStr::new(""))));
+        assert!(!Auto.enabled(true, Some(OsStr::new("1"))));
+        assert!(!Auto.enabled(false, None));
+        // always and never decide alone.
+        assert!(Always.enabled(false, Some(OsStr::new("1"))));
+        assert!(!Never.enabled(true, None));
+    }
+
+    #[test]
+    fn coloured_tags_keep_their_columns() {
+        assert_eq!(padded_tag("PASS", false), "PASS    ");
+        assert_eq!(padded_tag("NOT-RUN", false), "NOT-RUN ");
+        let c = padded_tag("FAIL", true);
+        assert!(
+            c.starts_with("\x1b[") && c.ends_with("\x1b[0m    "),
+            "{c:?}"
+        );
+        assert!(c.contains("FAIL"));
     }
 }

@@ -291,6 +291,8 @@ pub struct RunReport {
     pub cases: Vec<CaseResult>,
     /// Wall time of the run in milliseconds.
     pub duration_ms: u64,
+    /// When the run started (the JUnit suites' `timestamp`), when known.
+    pub started_at: Option<std::time::SystemTime>,
     /// The seed of generated equivalence, when that ran (rerun with `--seed` to reproduce).
     pub seed: Option<u64>,
     /// Baseline entries that no longer match a failure (`--baseline`); any fails the run.
@@ -1405,6 +1407,7 @@ pub async fn run_acp(target: McpTarget, opts: &RunOptions) -> Result<RunReport, 
             notes,
             cases: Vec::new(),
             duration_ms: started.elapsed().as_millis() as u64,
+            started_at: None,
             seed: None,
             stale: Vec::new(),
             partition: None,
@@ -1455,6 +1458,7 @@ pub async fn run_acp(target: McpTarget, opts: &RunOptions) -> Result<RunReport, 
         notes,
         cases,
         duration_ms: started.elapsed().as_millis() as u64,
+        started_at: None,
         seed: None,
         stale: Vec::new(),
         partition: None,

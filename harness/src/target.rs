@@ -35,6 +35,13 @@
 //! stateful = ["write_file"]       # tools that get a fresh peer per generated case
 //! cases = 100
 //! seed = 7
+//!
+//! [run]                       # defaults for `parity run` flags, which override them
+//! scenarios = ["scenarios"]   # paths relative to the target file's directory
+//! snapshots = "snapshots"
+//! baseline = ".parity/baseline.yaml"
+//! jobs = 4
+//! timeout_multiplier = 2.0
 //! ```
 //!
 //! Every table is closed: an unknown key, a wrong type, an invalid JSON pointer or an unknown
@@ -104,6 +111,18 @@ struct Raw {
     hygiene: Option<RawHygiene>,
     dispatcher: Option<RawDispatcher>,
     guard: Option<RawGuard>,
+    run: Option<RawRun>,
+}
+
+/// `[run]`: defaults for `parity run` flags (docs/target.md).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRun {
+    scenarios: Option<Vec<Spanned<String>>>,
+    snapshots: Option<Spanned<String>>,
+    baseline: Option<Spanned<String>>,
+    jobs: Option<Spanned<i64>>,
+    timeout_multiplier: Option<Spanned<f64>>,
 }
 
 #[derive(Deserialize)]
@@ -381,6 +400,24 @@ pub struct Target {
     /// A source tree and its architecture rules (`[guard]`, docs/guard.md), paths resolved
     /// against the target file's directory.
     pub guard: Option<crate::guard::GuardDecl>,
+    /// Defaults for `parity run` flags (`[run]`); the command line overrides each.
+    pub run: RunDefaults,
+}
+
+/// `[run]`: what `parity run` uses when the matching flag is not given. Paths are resolved
+/// against the target file's directory.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunDefaults {
+    /// Scenario directories (`--scenarios`, which replaces the whole list when given).
+    pub scenarios: Vec<std::path::PathBuf>,
+    /// The snapshot directory (`--snapshots`).
+    pub snapshots: Option<std::path::PathBuf>,
+    /// The baseline of expected failures (`--baseline`).
+    pub baseline: Option<std::path::PathBuf>,
+    /// Cases run at once (`--jobs`), at least 1.
+    pub jobs: Option<u64>,
+    /// The deadline factor (`--timeout-multiplier`), a positive finite number.
+    pub timeout_multiplier: Option<f64>,
 }
 
 /// The 1-based line and column (in characters) of byte `offset` in `text`; an offset past the
@@ -692,12 +729,15 @@ pub fn parse(file: &str, text: &str) -> Result<Target, TargetError> {
     if let Some(d) = &raw.dispatcher {
         target.dispatcher = Some(dispatcher_decl(d, &err_at)?);
     }
+    // Relative paths are relative to the target file's directory.
+    let base = Path::new(file)
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    if let Some(r) = &raw.run {
+        target.run = run_defaults(r, &base, &err_at)?;
+    }
     if let Some(g) = &raw.guard {
-        // Relative paths are relative to the target file's directory.
-        let base = Path::new(file)
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_default();
         let resolve = |v: &Option<Spanned<String>>, key: &str, default: &str| {
             let s = v.as_ref().map_or(default, |s| s.get_ref().as_str());
             if s.is_empty() {
@@ -741,6 +781,56 @@ pub fn parse(file: &str, text: &str) -> Result<Target, TargetError> {
         compare_messages: e.compare_messages,
     };
     Ok(target)
+}
+
+/// Checks and resolves `[run]`: non-empty paths (joined to `base`, the target file's
+/// directory), `jobs` at least 1, `timeout_multiplier` positive and finite.
+fn run_defaults(
+    r: &RawRun,
+    base: &Path,
+    err_at: &dyn Fn(usize, &str, String) -> TargetError,
+) -> Result<RunDefaults, TargetError> {
+    let path = |s: &Spanned<String>, key: &str| {
+        if s.get_ref().trim().is_empty() {
+            Err(err_at(s.span().start, key, "must not be empty".into()))
+        } else {
+            Ok(base.join(s.get_ref()))
+        }
+    };
+    let mut out = RunDefaults::default();
+    for s in r.scenarios.iter().flatten() {
+        out.scenarios.push(path(s, "run.scenarios")?);
+    }
+    if let Some(s) = &r.snapshots {
+        out.snapshots = Some(path(s, "run.snapshots")?);
+    }
+    if let Some(s) = &r.baseline {
+        out.baseline = Some(path(s, "run.baseline")?);
+    }
+    if let Some(j) = &r.jobs {
+        match u64::try_from(*j.get_ref()) {
+            Ok(n) if n >= 1 => out.jobs = Some(n),
+            _ => {
+                return Err(err_at(
+                    j.span().start,
+                    "run.jobs",
+                    format!("{} is not a number of cases (at least 1)", j.get_ref()),
+                ))
+            }
+        }
+    }
+    if let Some(m) = &r.timeout_multiplier {
+        let x = *m.get_ref();
+        if !(x > 0.0 && x.is_finite()) {
+            return Err(err_at(
+                m.span().start,
+                "run.timeout_multiplier",
+                format!("{x} is not a positive number"),
+            ));
+        }
+        out.timeout_multiplier = Some(x);
+    }
+    Ok(out)
 }
 
 /// A TOML table value as JSON (for the facade's argument objects).
@@ -1295,6 +1385,54 @@ seed = 9
                 .starts_with("/nonexistent/parity.toml: failed to read"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn run_keys_resolve_against_the_target_directory_and_are_checked() {
+        let t = parse(
+            "ci/parity.toml",
+            "version = 1\n[surfaces.mcp]\ncommand = \"x\"\n[run]\nscenarios = [\"scen\", \"/abs/more\"]\nsnapshots = \"snaps\"\nbaseline = \".parity/b.yaml\"\njobs = 3\ntimeout_multiplier = 2\n",
+        )
+        .unwrap();
+        assert_eq!(
+            t.run,
+            RunDefaults {
+                scenarios: vec!["ci/scen".into(), "/abs/more".into()],
+                snapshots: Some("ci/snaps".into()),
+                baseline: Some("ci/.parity/b.yaml".into()),
+                jobs: Some(3),
+                timeout_multiplier: Some(2.0),
+            }
+        );
+        // No [run]: nothing set.
+        let t = parse("t.toml", "version = 1\n[surfaces.mcp]\ncommand = \"x\"\n").unwrap();
+        assert_eq!(t.run, RunDefaults::default());
+        let bad = |body: &str| {
+            parse(
+                "t.toml",
+                &format!("version = 1\n[surfaces.mcp]\ncommand = \"x\"\n[run]\n{body}\n"),
+            )
+            .unwrap_err()
+        };
+        let e = bad("jobs = 0");
+        assert_eq!((e.line, e.key.as_str()), (5, "run.jobs"), "{e}");
+        assert!(e.to_string().starts_with("t.toml:5:"), "{e}");
+        let e = bad("timeout_multiplier = -1.5");
+        assert_eq!(
+            (e.line, e.key.as_str()),
+            (5, "run.timeout_multiplier"),
+            "{e}"
+        );
+        assert!(e.message.contains("positive"), "{e}");
+        let e = bad("snapshots = \"\"");
+        assert_eq!(e.key, "run.snapshots", "{e}");
+        let e = bad("jobs = \"four\"");
+        assert_eq!((e.line, e.key.as_str()), (5, "run.jobs"), "{e}");
+        let e = bad("scenarios = \"one\"");
+        assert_eq!((e.line, e.key.as_str()), (5, "run.scenarios"), "{e}");
+        let e = bad("profiles = [\"mcp\"]");
+        assert_eq!((e.line, e.key.as_str()), (5, "run.profiles"), "{e}");
+        assert!(e.message.contains("unknown field"), "{e}");
     }
 
     #[test]

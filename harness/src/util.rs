@@ -45,6 +45,17 @@ pub fn clip(s: &str, max: usize) -> String {
     format!("{}…", &s[..end])
 }
 
+/// Writes `contents` to `path` (created or truncated), creating its directory first when it
+/// is missing, the way `--json`, `--junit` and `--html` expect.
+///
+/// Errors: the directory cannot be created or the file cannot be written.
+pub fn write_file(path: &std::path::Path, contents: impl AsRef<[u8]>) -> std::io::Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(path, contents)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -547,8 +547,17 @@ fn github_actions_get_annotations_and_plain_progress_lines() {
         ),
         "{r}"
     );
-    // Not a terminal: one plain progress line per case on stderr.
-    assert!(r.stderr.contains("parity: [1/"), "{r}");
+    // Not a terminal (a CI log, where stdout and stderr interleave): each case appears once,
+    // in the report on stdout, and stderr names none.
+    for id in r.console_verdicts().keys() {
+        assert_eq!(
+            r.stdout.matches(&format!(" {id} (")).count(),
+            1,
+            "{id}\n{r}"
+        );
+        assert!(!r.stderr.contains(id.as_str()), "{id} on stderr\n{r}");
+    }
+    assert!(!r.console_verdicts().is_empty(), "{r}");
     let r = run_env(&["run", "--profile", "mcp", "--quiet"], &[]);
     r.assert_code(0);
     assert!(!r.stderr.contains("parity: ["), "{r}");
@@ -925,4 +934,256 @@ fn baselines_and_merges_of_reports_with_user_scenarios_need_no_flags() {
         scen.to_str().unwrap(),
     ]);
     r.assert_code(0);
+}
+
+#[test]
+fn verdict_words_are_coloured_only_when_asked_or_on_a_terminal() {
+    let base = ["run", "--profile", "mcp", "--filter", "mcp.base.ping"];
+    let with = |extra: &[&str], env: &[(&str, &str)]| {
+        let args: Vec<&str> = base.iter().chain(extra).copied().collect();
+        let r = run_env(&args, env);
+        r.assert_code(0);
+        r
+    };
+    // Forced: the verdict word carries an ANSI colour (green for a pass), even into a pipe and
+    // despite NO_COLOR; the rest of the line is plain.
+    let r = with(&["--color", "always"], &[("NO_COLOR", "1")]);
+    assert!(
+        r.stdout
+            .contains("\x1b[32mPASS\x1b[0m     mcp.base.ping@mcp-stdio#"),
+        "{r}"
+    );
+    // Never, and auto into a pipe (with or without NO_COLOR): no escape at all.
+    for (extra, env) in [
+        (&["--color", "never"][..], &[][..]),
+        (&[][..], &[("NO_COLOR", "1")][..]),
+        (&["--color", "auto"][..], &[][..]),
+    ] {
+        let r = with(extra, env);
+        assert!(!r.stdout.contains('\x1b'), "{r}");
+        assert!(
+            r.stdout.contains("PASS     mcp.base.ping@mcp-stdio#"),
+            "{r}"
+        );
+    }
+    let r = run(&["run", "--color", "sometimes"]);
+    r.assert_code(2);
+}
+
+#[test]
+fn report_files_go_into_directories_created_on_the_way() {
+    let dir = tempfile::tempdir().unwrap();
+    let nested = dir.path().join("a/b/c");
+    let (json, junit, html) = (
+        nested.join("report.json"),
+        dir.path().join("x/junit.xml"),
+        dir.path().join("y/z/report.html"),
+    );
+    let r = run(&[
+        "run",
+        "--profile",
+        "mcp",
+        "--filter",
+        "mcp.base.ping",
+        "--json",
+        json.to_str().unwrap(),
+        "--junit",
+        junit.to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    r.assert_code(0);
+    assert!(json.is_file() && junit.is_file() && html.is_file(), "{r}");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    // Every suite has its time and the run's start, to the second in UTC.
+    let suite = &xml[xml.find("<testsuite ").unwrap()..];
+    let suite = &suite[..suite.find('>').unwrap()];
+    assert!(suite.contains(" time=\""), "{suite}");
+    let ts = suite.split(" timestamp=\"").nth(1).unwrap();
+    let ts = &ts[..ts.find('"').unwrap()];
+    assert_eq!(ts.len(), 19, "{ts}");
+    assert!(ts.starts_with("20") && ts.as_bytes()[10] == b'T', "{ts}");
+    validate_junit(&junit);
+    // `report merge` creates its page's directory too.
+    let merged = dir.path().join("m/n/merged.html");
+    let r = run(&[
+        "report",
+        "merge",
+        json.to_str().unwrap(),
+        "--html",
+        merged.to_str().unwrap(),
+    ]);
+    r.assert_code(0);
+    assert!(merged.is_file(), "{r}");
+    // A directory that cannot be created (a file is in the way) stops the run first.
+    let r = run(&["run", "--json", json.join("r.json").to_str().unwrap()]);
+    r.assert_code(2);
+    assert!(
+        r.stderr.contains("--json: cannot create the directory"),
+        "{r}"
+    );
+}
+
+#[test]
+fn run_keys_of_the_target_file_apply_and_flags_override_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let ci = dir.path().join("ci");
+    std::fs::create_dir_all(ci.join("scen")).unwrap();
+    std::fs::write(
+        ci.join("scen/ping.yaml"),
+        "version: 1\nid: user.ci-ping\ndescription: ping answers\nspec: basic/utilities/ping\nlevel: MUST\neras: [legacy]\nsteps:\n  - send: '{\"jsonrpc\":\"2.0\",\"id\":\"p-1\",\"method\":\"ping\"}'\n  - expect: {id: p-1, result: {}}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        ci.join("baseline.yaml"),
+        "version: 1\nexpected-failures: []\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(ci.join("empty")).unwrap();
+    std::fs::write(ci.join("other.yaml"), "version: 1\nexpected-failures: []\n").unwrap();
+    let target = ci.join("parity.toml");
+    std::fs::write(
+        &target,
+        format!(
+            "version = 1\nprofiles = [\"mcp\"]\n[surfaces.mcp]\ncommand = \"{} reference mcp\"\nreference = true\n[run]\nscenarios = [\"scen\"]\nsnapshots = \"snaps\"\nbaseline = \"baseline.yaml\"\njobs = 2\ntimeout_multiplier = 1.5\n",
+            parity_str()
+        ),
+    )
+    .unwrap();
+    let t = target.to_str().unwrap();
+    // The file's keys, relative to its directory.
+    let r = run_json(&[
+        "run",
+        "--target",
+        t,
+        "--filter",
+        "mcp.base.ping",
+        "--filter",
+        "user.ci-ping",
+        "-q",
+    ]);
+    r.assert_code(0);
+    assert!(
+        r.cases().keys().any(|id| id.starts_with("user.ci-ping@")),
+        "run.scenarios is used\n{r}"
+    );
+    let report = r.report.as_ref().unwrap();
+    assert_eq!(
+        report["baseline"],
+        ci.join("baseline.yaml").to_str().unwrap(),
+        "{r}"
+    );
+    assert!(ci.join("snaps").is_dir(), "run.snapshots is used\n{r}");
+    // Flags win.
+    let other = ci.join("other.yaml");
+    let r = run_json(&[
+        "run",
+        "--target",
+        t,
+        "--filter",
+        "mcp.base.ping",
+        "-q",
+        "--baseline",
+        other.to_str().unwrap(),
+        "--jobs",
+        "1",
+        "--scenarios",
+        ci.join("empty").to_str().unwrap(),
+    ]);
+    r.assert_code(0);
+    // --scenarios replaces the file's list.
+    assert!(
+        !r.cases().keys().any(|id| id.starts_with("user.ci-ping@")),
+        "{r}"
+    );
+    assert_eq!(
+        r.report.as_ref().unwrap()["baseline"],
+        other.to_str().unwrap(),
+        "{r}"
+    );
+    // A bad value names the file, line and key, and exits 2 before anything runs.
+    std::fs::write(
+        &target,
+        "version = 1\n[surfaces.mcp]\ncommand = \"x\"\n[run]\njobs = 0\n",
+    )
+    .unwrap();
+    let r = run(&["run", "--target", t]);
+    r.assert_code(2);
+    assert!(
+        r.stderr
+            .contains(&format!("{t}:5:8: run.jobs: 0 is not a number of cases")),
+        "{r}"
+    );
+    // An unknown key is refused like anywhere else in the file.
+    std::fs::write(
+        &target,
+        "version = 1\n[surfaces.mcp]\ncommand = \"x\"\n[run]\nretries = 2\n",
+    )
+    .unwrap();
+    let r = run(&["run", "--target", t]);
+    r.assert_code(2);
+    assert!(
+        r.stderr
+            .contains(&format!("{t}:5:1: run.retries: unknown field `retries`")),
+        "{r}"
+    );
+    // --accept needs a snapshot directory from somewhere.
+    let r = run(&["run", "--accept"]);
+    r.assert_code(2);
+    assert!(
+        r.stderr.contains("--accept needs a snapshot directory"),
+        "{r}"
+    );
+}
+
+#[test]
+fn report_summary_lists_the_failures_of_a_real_report_in_markdown() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let fault = fake_cmd("garbage-exits");
+    let r = run(&[
+        "run",
+        "--mcp",
+        &fault,
+        "--profile",
+        "mcp",
+        "--filter",
+        "mcp.base.parse-error",
+        "--filter",
+        "mcp.base.ping",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    r.assert_code(1);
+    let s = run(&[
+        "report",
+        "summary",
+        json.to_str().unwrap(),
+        "--html-url",
+        "https://example.test/artifacts/7",
+    ]);
+    s.assert_code(0);
+    assert!(s.stdout.starts_with("### ❌ parity: "), "{s}");
+    assert!(
+        s.stdout
+            .contains("- `mcp.base.parse-error@mcp-stdio#2025-11-25` **fail**: "),
+        "{s}"
+    );
+    assert!(s.stdout.contains("  > MUST "), "{s}");
+    assert!(
+        !s.stdout.contains("`mcp.base.ping@"),
+        "a pass is not listed\n{s}"
+    );
+    assert!(
+        s.stdout
+            .contains("[HTML report](https://example.test/artifacts/7)"),
+        "{s}"
+    );
+    // An unreadable report is a usage error naming the file.
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "{").unwrap();
+    let s = run(&["report", "summary", bad.to_str().unwrap()]);
+    s.assert_code(2);
+    assert!(s.stderr.contains("bad.json"), "{s}");
 }
