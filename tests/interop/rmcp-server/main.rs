@@ -18,10 +18,10 @@ use std::sync::Arc;
 use rmcp::{
     handler::server::wrapper::Parameters,
     model::{ServerCapabilities, ServerConfig},
-    schemars,
+    schemars, tool, tool_handler, tool_router,
     transport::streamable_http_server::session::local::LocalSessionManager,
     transport::{stdio, StreamableHttpServerConfig, StreamableHttpService},
-    tool, tool_handler, tool_router, ServerHandler, ServiceExt,
+    ServerHandler, ServiceExt,
 };
 
 /// `echo`'s arguments.
