@@ -30,6 +30,7 @@ pub mod outcome;
 pub mod peer;
 pub mod proctrack;
 pub mod record;
+pub mod redact;
 pub mod replay;
 pub mod report;
 pub mod report_file;
