@@ -102,6 +102,13 @@ enum Command {
         #[arg(last = true, value_name = "CMD")]
         command: Vec<String>,
     },
+    /// The peer watchdog: waits for end-of-file on stdin (parity PID ended), then kills every
+    /// process PID's peers started (docs/architecture.md).
+    #[command(hide = true)]
+    Watchdog {
+        /// The parity process whose peers to kill.
+        pid: u32,
+    },
     /// Serve a faulty host for the hygiene probe (used by selftest): `clean`, a fault, or a
     /// helper mode (`parity fake --list` lists them).
     #[command(hide = true)]
@@ -523,6 +530,7 @@ pub fn main() -> i32 {
             | Command::FakeHttp { .. }
             | Command::FakeDispatcher { .. }
             | Command::HygieneExec { .. }
+            | Command::Watchdog { .. }
             | Command::FakeHost { .. }
             | Command::Bench(_)
     );
@@ -617,6 +625,7 @@ pub async fn dispatch(cli: Cli) -> i32 {
             code
         }
         Command::HygieneExec { command } => crate::proctrack::stub_exec(&command),
+        Command::Watchdog { pid } => crate::watchdog::serve(pid),
         Command::FakeHost { mode, command } => parity_fakes::serve_host(&mode, &command),
         Command::Guard(args) => crate::guard::cmd(args),
         Command::Bench(args) => crate::bench::run(args).await,

@@ -44,5 +44,6 @@ pub mod target;
 pub mod transcript;
 pub mod util;
 pub mod validate;
+pub mod watchdog;
 pub mod wire;
 pub(crate) mod yaml;
