@@ -538,6 +538,8 @@ fn fast_event(text: &str) -> Option<Event> {
 ///
 /// Errors: see the module documentation (every error names `source`, the line and the field).
 pub fn parse(source: &str, text: &str) -> Result<Transcript, TranscriptError> {
+    // One leading UTF-8 byte-order mark is accepted, as in every other file format of parity.
+    let text = text.strip_prefix('\u{FEFF}').unwrap_or(text);
     let mut lines = text.split('\n').enumerate();
     let header = match lines.next() {
         Some((_, first)) if !first.trim().is_empty() => header_from(object(source, 1, first)?)?,
@@ -902,6 +904,14 @@ impl Redactor {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
+
+    #[test]
+    fn a_transcript_may_start_with_a_byte_order_mark() {
+        let header = r#"{"format":"parity-transcript/1","parity":"0.1.0","protocol":"mcp","era":"legacy","protocol_version":"2025-11-25","transport":"stdio","command":["x"],"started_unix_ms":1,"redaction":[]}"#;
+        let with = parse("t.jsonl", &format!("\u{FEFF}{header}\n")).unwrap();
+        let without = parse("t.jsonl", &format!("{header}\n")).unwrap();
+        assert_eq!(with.header.protocol, without.header.protocol);
+    }
 
     fn head() -> String {
         format!(r#"{{"format":"{FORMAT}","parity":"0.1.0","protocol":"mcp","transport":"stdio"}}"#)
