@@ -66,6 +66,40 @@ impl Fault for SlowStart {
     }
 }
 
+/// The environment variable whose value [`EchoesSecrets`] repeats.
+pub const ECHOED_SECRET_VAR: &str = "PARITY_FAKE_API_KEY";
+
+/// Repeats the value of [`ECHOED_SECRET_VAR`] (when set) the way careless servers leak a
+/// credential: on stderr at start, in the message of every error response, and in every
+/// result that has `content`, as a text block holding serialized JSON that itself holds
+/// serialized JSON (two escaping levels). A server may put anything in those places; the
+/// peer proves that parity's reports redact it (docs/redaction.md).
+struct EchoesSecrets {
+    secret: Option<String>,
+}
+impl Fault for EchoesSecrets {
+    fn on_start(&mut self, _io: &mut Io) {
+        if let Some(s) = &self.secret {
+            eprintln!("starting with {ECHOED_SECRET_VAR}={s}");
+        }
+    }
+    fn on_output(&mut self, line: &[u8], io: &mut Io) {
+        let (Some(secret), Some(mut v)) = (&self.secret, parse(line)) else {
+            io.client_line(line);
+            return;
+        };
+        if let Some(Value::String(m)) = v.pointer_mut("/error/message") {
+            m.push_str(&format!(" (key {secret})"));
+        }
+        if let Some(Value::Array(content)) = v.pointer_mut("/result/content") {
+            let inner = serde_json::json!({ "key": secret }).to_string();
+            let outer = serde_json::json!({ "debug": inner, "key": secret }).to_string();
+            content.push(serde_json::json!({ "type": "text", "text": outer }));
+        }
+        emit(io, &v);
+    }
+}
+
 /// Every benign MCP peer, with the checks each must pass.
 pub fn benign_catalogue() -> &'static [BenignInfo] {
     static BENIGN: std::sync::OnceLock<Vec<BenignInfo>> = std::sync::OnceLock::new();
@@ -97,6 +131,14 @@ pub fn benign_catalogue() -> &'static [BenignInfo] {
                     "mcp.base.id-echo",
                 ],
                 make: || Box::new(SlowStart),
+            },
+            BenignInfo {
+                name: "benign-echoes-secrets",
+                description: "repeats the value of PARITY_FAKE_API_KEY on stderr, in error messages and in a text block of nested serialized JSON in each result with content",
+                passes: &["mcp.stdio.stdout-purity", "mcp.base.message-schema"],
+                make: || Box::new(EchoesSecrets {
+                    secret: std::env::var(ECHOED_SECRET_VAR).ok(),
+                }),
             },
         ]
     })

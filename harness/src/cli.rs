@@ -102,6 +102,13 @@ enum Command {
         #[arg(last = true, value_name = "CMD")]
         command: Vec<String>,
     },
+    /// The peer watchdog: waits for end-of-file on stdin (parity PID ended), then kills every
+    /// process PID's peers started (docs/architecture.md).
+    #[command(hide = true)]
+    Watchdog {
+        /// The parity process whose peers to kill.
+        pid: u32,
+    },
     /// Serve a faulty host for the hygiene probe (used by selftest): `clean`, a fault, or a
     /// helper mode (`parity fake --list` lists them).
     #[command(hide = true)]
@@ -133,8 +140,8 @@ enum Command {
         /// The transcript file to write (JSONL, mode 0600; its directory is created).
         #[arg(long, value_name = "FILE")]
         out: PathBuf,
-        /// A regular expression whose matches are redacted as well; repeatable.
-        #[arg(long, value_name = "REGEX")]
+        /// A value (or a regular expression) redacted as well; repeatable (docs/redaction.md).
+        #[arg(long, value_name = "VALUE")]
         redact: Vec<String>,
         /// The server or agent command and its arguments, after `--`.
         #[arg(last = true, required = true, value_name = "CMD")]
@@ -170,6 +177,10 @@ enum Command {
         /// Per-message deadline in milliseconds.
         #[arg(long, value_name = "MS", default_value_t = 5000)]
         timeout_ms: u64,
+        /// A value (or a regular expression) redacted from the output; repeatable
+        /// (docs/redaction.md).
+        #[arg(long, value_name = "VALUE")]
+        redact: Vec<String>,
     },
 }
 
@@ -338,6 +349,10 @@ struct ReferenceArgs {
 
 #[derive(clap::Args, Debug)]
 struct RunArgs {
+    /// A value (or a regular expression) redacted from every report, besides the values of
+    /// secret-named environment variables; repeatable (docs/redaction.md).
+    #[arg(long, value_name = "VALUE")]
+    redact: Vec<String>,
     /// A target file (`parity.toml`, docs/target.md): surfaces, profiles, outcome extraction,
     /// deadlines. `--mcp`/`--acp` override its commands.
     #[arg(long, value_name = "FILE")]
@@ -515,6 +530,7 @@ pub fn main() -> i32 {
             | Command::FakeHttp { .. }
             | Command::FakeDispatcher { .. }
             | Command::HygieneExec { .. }
+            | Command::Watchdog { .. }
             | Command::FakeHost { .. }
             | Command::Bench(_)
     );
@@ -609,6 +625,7 @@ pub async fn dispatch(cli: Cli) -> i32 {
             code
         }
         Command::HygieneExec { command } => crate::proctrack::stub_exec(&command),
+        Command::Watchdog { pid } => crate::watchdog::serve(pid),
         Command::FakeHost { mode, command } => parity_fakes::serve_host(&mode, &command),
         Command::Guard(args) => crate::guard::cmd(args),
         Command::Bench(args) => crate::bench::run(args).await,
@@ -652,7 +669,17 @@ pub async fn dispatch(cli: Cli) -> i32 {
             volatile,
             volatile_key,
             timeout_ms,
+            redact,
         } => {
+            let argv: Vec<String> = mcp
+                .iter()
+                .chain(acp.iter())
+                .flat_map(|c| crate::peer::split_words(c).unwrap_or_default())
+                .collect();
+            if let Err(e) = crate::redact::install_from(&[], &argv, &redact) {
+                eprintln!("error: {e}");
+                return EXIT_USAGE;
+            }
             let against = match (mcp, acp) {
                 (Some(c), _) => Some(("mcp", c)),
                 (None, Some(c)) => Some(("acp", c)),
@@ -751,14 +778,15 @@ async fn cmd_replay(
     let live = crate::replay::Exchange::of_wire(&peer.events());
     let recorded = crate::replay::Exchange::of_transcript(&t);
     let diffs = crate::replay::compare(&recorded, &live, &norm);
-    print!("{}", crate::replay::render(&t.source, &diffs));
+    let red = crate::redact::text;
+    print!("{}", red(&crate::replay::render(&t.source, &diffs)));
     for n in &driven.notes {
-        println!("note: {n}");
+        println!("note: {}", red(n));
     }
     println!(
         "replay {} against `{}`: {} client message(s) sent, {} response(s) received; {} difference(s)",
         t.source,
-        spec.display(),
+        red(&spec.display().to_string()),
         driven.sent,
         driven.answered,
         diffs.len()
@@ -1064,6 +1092,26 @@ async fn cmd_run(args: RunArgs) -> i32 {
         }
     };
     let eff = Effective::new(&args, &target);
+    {
+        let argv: Vec<String> = [
+            target.mcp.as_ref().map(|m| m.command.as_str()),
+            target.acp.as_ref().map(|a| a.command.as_str()),
+        ]
+        .into_iter()
+        .flatten()
+        .flat_map(|c| crate::peer::split_words(c).unwrap_or_default())
+        .collect();
+        let env = target
+            .hygiene
+            .as_ref()
+            .map(|h| h.env.clone())
+            .unwrap_or_default();
+        let user: Vec<String> = args.redact.iter().chain(&target.redact).cloned().collect();
+        if let Err(e) = crate::redact::install_from(&env, &argv, &user) {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    }
     if args.accept && eff.snapshots.is_none() {
         eprintln!("error: --accept needs a snapshot directory (--snapshots DIR, or `snapshots` under the target's [run])");
         return EXIT_USAGE;
@@ -1439,6 +1487,12 @@ async fn cmd_run(args: RunArgs) -> i32 {
             && opts.eras == EraSel::All;
         b.apply(&mut report, whole_run);
     }
+    // Redacted once, here: every reporter below prints from the redacted report.
+    crate::redact::report(&mut report);
+    let could_not_run: Vec<String> = could_not_run
+        .iter()
+        .map(|c| crate::redact::text(c))
+        .collect();
     progress.finish();
     let mut out = std::io::stdout().lock();
     let style = if args.quiet {

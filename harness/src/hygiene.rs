@@ -2296,6 +2296,11 @@ pub struct HygieneArgs {
     /// Print the evidence of every case that did not pass.
     #[arg(long, short)]
     verbose: bool,
+    /// A value (or a regular expression) redacted from every report, besides the values of
+    /// secret-named environment variables and the probe's canaries; repeatable
+    /// (docs/redaction.md).
+    #[arg(long, value_name = "VALUE")]
+    redact: Vec<String>,
     /// The host command and its arguments, after `--` (default: the target's, else the bundled
     /// `parity reference launch -- parity reference bridge`).
     #[arg(last = true, value_name = "CMD")]
@@ -2323,10 +2328,14 @@ pub async fn cmd(args: HygieneArgs) -> i32 {
     let exe = std::env::current_exe()
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or_else(|_| "parity".into());
+    let mut user = args.redact.clone();
     let (name, decl) = match &args.target {
         Some(path) => match crate::target::load(path) {
             Ok(t) => match t.hygiene {
-                Some(d) => (t.name, d),
+                Some(d) => {
+                    user.extend(t.redact.iter().cloned());
+                    (t.name, d)
+                }
                 None => {
                     eprintln!(
                         "error: {} has no [hygiene] table (docs/target.md)",
@@ -2368,7 +2377,12 @@ pub async fn cmd(args: HygieneArgs) -> i32 {
         eprintln!("error: no host command: give `-- CMD…` or `command` in [hygiene]");
         return EXIT_USAGE;
     }
-    let report = run_hygiene(&name, &decl, &over, &opts).await;
+    if let Err(e) = crate::redact::install_from(&decl.env, &over.command, &user) {
+        eprintln!("error: {e}");
+        return EXIT_USAGE;
+    }
+    let mut report = run_hygiene(&name, &decl, &over, &opts).await;
+    crate::redact::report(&mut report);
     if report.cases.is_empty() && report.could_not_run.is_empty() {
         eprintln!("error: no case matched the selection; `parity list` shows every check id");
         return EXIT_COULD_NOT_RUN;

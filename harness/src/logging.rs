@@ -1,4 +1,5 @@
-//! Diagnostics through `tracing`, to stderr, filtered by `RUST_LOG` (default: warnings).
+//! Diagnostics through `tracing`, to stderr, filtered by `RUST_LOG` (default: warnings), each
+//! line redacted by the process's redactor ([`crate::redact`]).
 
 /// Installs the stderr subscriber once; later calls do nothing.
 pub fn init() {
@@ -8,6 +9,6 @@ pub fn init() {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(std::io::stderr().is_terminal())
-        .with_writer(std::io::stderr)
+        .with_writer(|| crate::redact::LogWriter)
         .try_init();
 }

@@ -382,6 +382,7 @@ impl Peer {
             });
         }
         become_subreaper();
+        crate::watchdog::ensure();
         let mark = format!(
             "{}-{}",
             std::process::id(),
@@ -1012,6 +1013,48 @@ pub fn signal_pid(pid: u32, sig: i32) {
     if let Ok(p) = i32::try_from(pid) {
         kill_pid(p, sig);
     }
+}
+
+/// Starts `parity watchdog <our pid>` ([`crate::watchdog`]) in its own process group, stdout
+/// and stderr to `/dev/null`, and returns the write end of its stdin (close-on-exec, so no peer
+/// inherits it): when this process ends, however it ends, the watchdog reads end-of-file.
+///
+/// Errors: this executable cannot be found or started.
+pub fn spawn_watchdog() -> std::io::Result<std::process::ChildStdin> {
+    use std::os::unix::process::CommandExt;
+    let exe = std::env::current_exe()?;
+    let mut child = std::process::Command::new(exe)
+        .args(["watchdog", &std::process::id().to_string()])
+        .env_remove(MARKER_VAR)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()?;
+    child
+        .stdin
+        .take()
+        .ok_or_else(|| std::io::Error::other("the watchdog's stdin was not piped"))
+}
+
+/// SIGKILLs every live process whose peer marker starts with `prefix` (`<parity pid>-`), and
+/// its process group; returns how many it found.
+pub fn kill_marked(prefix: &str) -> usize {
+    let pids = processes_with_marker(|m| m.starts_with(prefix.as_bytes()));
+    for &pid in &pids {
+        if let Some(pg) = group_of(pid) {
+            signal_group(pg, libc::SIGKILL);
+        }
+        kill_pid(pid, libc::SIGKILL);
+    }
+    pids.len()
+}
+
+/// The process group of `pid`, from `/proc/<pid>/stat` (the fifth field).
+fn group_of(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = stat.rsplit_once(')')?.1;
+    rest.split_whitespace().nth(2)?.parse().ok()
 }
 
 /// Runs a hook command (a facade's mint or revoke command, `docs/facade.md`) to completion

@@ -56,6 +56,10 @@ pub async fn run(opts: RecordOptions) -> i32 {
         return crate::cli::EXIT_USAGE;
     };
     let env: Vec<(String, String)> = std::env::vars().collect();
+    // The same rules for parity's own log lines (crate::redact).
+    if let Ok(r) = Redactor::new(&env, &opts.command, &opts.redact) {
+        crate::redact::install(r);
+    }
     let redactor = match Redactor::new(&env, &opts.command, &opts.redact) {
         Ok(r) => r,
         Err(e) => {

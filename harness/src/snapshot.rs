@@ -128,7 +128,7 @@ impl Store {
         }
         let path = self.dir.join(&name);
         let pending = self.dir.join(format!("{name}.new"));
-        let now = render(case_id, sessions, &self.norm);
+        let now = crate::redact::text(&render(case_id, sessions, &self.norm));
         let write = |p: &Path| {
             std::fs::write(p, &now).map_err(|e| format!("failed to write {}: {e}", p.display()))
         };

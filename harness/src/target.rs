@@ -112,6 +112,7 @@ struct Raw {
     dispatcher: Option<RawDispatcher>,
     guard: Option<RawGuard>,
     run: Option<RawRun>,
+    redact: Option<Vec<String>>,
 }
 
 /// `[run]`: defaults for `parity run` flags (docs/target.md).
@@ -402,6 +403,9 @@ pub struct Target {
     pub guard: Option<crate::guard::GuardDecl>,
     /// Defaults for `parity run` flags (`[run]`); the command line overrides each.
     pub run: RunDefaults,
+    /// Top-level `redact = [...]`: values (or regular expressions) redacted from every report,
+    /// after those of `--redact` (docs/redaction.md).
+    pub redact: Vec<String>,
 }
 
 /// `[run]`: what `parity run` uses when the matching flag is not given. Paths are resolved
@@ -592,6 +596,7 @@ pub fn parse(file: &str, text: &str) -> Result<Target, TargetError> {
         case_ms: positive(&raw.timeouts.case_ms, "timeouts.case_ms")?,
         silence_ms: positive(&raw.timeouts.silence_ms, "timeouts.silence_ms")?,
         startup_ms: positive(&raw.timeouts.startup_ms, "timeouts.startup_ms")?,
+        redact: raw.redact.clone().unwrap_or_default(),
         ..Target::default()
     };
     for p in raw.profiles.iter().flatten() {

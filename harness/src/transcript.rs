@@ -538,6 +538,8 @@ fn fast_event(text: &str) -> Option<Event> {
 ///
 /// Errors: see the module documentation (every error names `source`, the line and the field).
 pub fn parse(source: &str, text: &str) -> Result<Transcript, TranscriptError> {
+    // One leading UTF-8 byte-order mark is accepted, as in every other file format of parity.
+    let text = text.strip_prefix('\u{FEFF}').unwrap_or(text);
     let mut lines = text.split('\n').enumerate();
     let header = match lines.next() {
         Some((_, first)) if !first.trim().is_empty() => header_from(object(source, 1, first)?)?,
@@ -640,37 +642,97 @@ pub fn secret_name(name: &str) -> bool {
     SECRET_NAME_WORDS.iter().any(|w| up.contains(w)) || up.contains("AUTH")
 }
 
-/// The ways a literal secret can appear in a JSON string: as it is, and with each character
-/// that some encoder escapes written as its escape (`\"`, `\\`, `\/`, `\uXXXX`, `\n`, …).
-fn literal_pattern(value: &str) -> String {
-    let mut out = String::new();
-    for c in value.chars() {
-        let plain = regex::escape(c.encode_utf8(&mut [0u8; 4]));
-        let mut alts = vec![plain];
-        let mut units = [0u16; 2];
-        let code: Vec<String> = c
-            .encode_utf16(&mut units)
-            .iter()
-            .map(|u| format!(r"\\u(?i:{u:04x})"))
-            .collect();
-        let needs_escape = !c.is_ascii_alphanumeric();
-        if needs_escape {
-            alts.push(code.concat());
-        }
+/// How many levels of JSON string escaping a literal secret is looked for under: a secret in a
+/// JSON string (level 1) inside serialized JSON in a text block (level 2), and two more.
+pub const JSON_ESCAPE_LEVELS: usize = 4;
+
+/// The ways one character can be written one JSON escaping level deeper than `s`: each
+/// character of `s` as it is (when an encoder may leave it), as its short escape (`\"`, `\\`,
+/// `\/`, `\n`, …) and as `\uXXXX` in either case of hex digits. A backslash or a quote is
+/// always escaped (every encoder must), so each level adds at most a few forms per character.
+fn escape_once(s: &str) -> Vec<String> {
+    let mut outs = vec![String::new()];
+    for c in s.chars() {
+        let mut alts: Vec<String> = Vec::new();
         match c {
-            '"' | '\\' | '/' => alts.push(format!(r"\\{}", regex::escape(&c.to_string()))),
-            '\n' => alts.push(r"\\n".into()),
-            '\r' => alts.push(r"\\r".into()),
-            '\t' => alts.push(r"\\t".into()),
+            '"' => alts.push("\\\"".into()),
+            '\\' => alts.push("\\\\".into()),
+            '\n' => alts.push("\\n".into()),
+            '\r' => alts.push("\\r".into()),
+            '\t' => alts.push("\\t".into()),
+            '/' => alts.extend(["/".to_string(), "\\/".to_string()]),
+            c if c.is_ascii_alphanumeric() => alts.push(c.to_string()),
+            c if !c.is_control() => alts.push(c.to_string()),
             _ => {}
         }
-        if alts.len() == 1 {
-            out.push_str(&alts[0]);
+        if !c.is_ascii_alphanumeric() && c != '\\' {
+            let mut units = [0u16; 2];
+            let lower: String = c
+                .encode_utf16(&mut units)
+                .iter()
+                .map(|u| format!("\\u{u:04x}"))
+                .collect();
+            let upper: String = c
+                .encode_utf16(&mut units)
+                .iter()
+                .map(|u| format!("\\u{u:04X}"))
+                .collect();
+            alts.push(lower);
+            alts.push(upper);
+        }
+        alts.sort();
+        alts.dedup();
+        outs = outs
+            .iter()
+            .flat_map(|o| alts.iter().map(move |a| format!("{o}{a}")))
+            .collect();
+    }
+    outs
+}
+
+/// Every form of one character from raw through [`JSON_ESCAPE_LEVELS`] levels of JSON string
+/// escaping, deduplicated.
+fn char_forms(c: char) -> Vec<String> {
+    let mut all = std::collections::BTreeSet::new();
+    let mut level = vec![c.to_string()];
+    all.insert(c.to_string());
+    for _ in 0..JSON_ESCAPE_LEVELS {
+        let mut next = std::collections::BTreeSet::new();
+        for s in &level {
+            next.extend(escape_once(s));
+        }
+        all.extend(next.iter().cloned());
+        level = next.into_iter().collect();
+    }
+    all.into_iter().collect()
+}
+
+/// The ways a literal secret can appear in a report or a stream: as it is and JSON-escaped up
+/// to [`JSON_ESCAPE_LEVELS`] levels deep (each character matched in any of its forms, so a
+/// string escaped by one encoder inside a string escaped by another is caught too), plus its
+/// URL-encoded and base64 forms ([`crate::hygiene::patterns`]). A regular expression over bytes.
+pub fn literal_pattern(value: &str) -> String {
+    let mut out = String::new();
+    for c in value.chars() {
+        let forms = char_forms(c);
+        if forms.len() == 1 {
+            out.push_str(&regex::escape(&forms[0]));
         } else {
+            let alts: Vec<String> = forms.iter().map(|f| regex::escape(f)).collect();
             out.push_str(&format!("(?:{})", alts.join("|")));
         }
     }
-    out
+    let mut alts = vec![out];
+    for (kind, enc) in crate::hygiene::patterns(value) {
+        if kind != "raw" && enc != value {
+            alts.push(regex::escape(&enc));
+        }
+    }
+    if alts.len() == 1 {
+        alts.swap_remove(0)
+    } else {
+        format!("(?:{})", alts.join("|"))
+    }
 }
 
 impl Redactor {
@@ -770,6 +832,18 @@ impl Redactor {
             }
         }
         for (n, pat) in user.iter().enumerate() {
+            // A pattern with no regex syntax is a literal value: redacted in all its forms.
+            if !pat.is_empty() && regex::escape(pat) == *pat {
+                if let Ok(re) = regex::bytes::Regex::new(&literal_pattern(pat)) {
+                    rules.push((
+                        format!("user-{}", n + 1),
+                        format!("--redact value #{}", n + 1),
+                        re,
+                        format!("[REDACTED:user-{}]", n + 1),
+                    ));
+                    continue;
+                }
+            }
             let re = regex::bytes::Regex::new(pat)
                 .map_err(|e| format!("--redact #{}: not a valid regular expression: {e}", n + 1))?;
             rules.push((
@@ -830,6 +904,14 @@ impl Redactor {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
+
+    #[test]
+    fn a_transcript_may_start_with_a_byte_order_mark() {
+        let header = r#"{"format":"parity-transcript/1","parity":"0.1.0","protocol":"mcp","era":"legacy","protocol_version":"2025-11-25","transport":"stdio","command":["x"],"started_unix_ms":1,"redaction":[]}"#;
+        let with = parse("t.jsonl", &format!("\u{FEFF}{header}\n")).unwrap();
+        let without = parse("t.jsonl", &format!("{header}\n")).unwrap();
+        assert_eq!(with.header.protocol, without.header.protocol);
+    }
 
     fn head() -> String {
         format!(r#"{{"format":"{FORMAT}","parity":"0.1.0","protocol":"mcp","transport":"stdio"}}"#)
