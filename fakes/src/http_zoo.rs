@@ -111,7 +111,7 @@ pub fn http_catalogue() -> Vec<HttpFault> {
         ),
         f(
             "http-bare-refusals",
-            "refuses every batch body, even at 2025-03-26 where batches must be received, and every body that is not JSON with HTTP 415 and a plain-text body, no JSON-RPC message",
+            "refuses every batch body, even at 2025-03-26 where batches must be received, and every body that is not JSON with HTTP 415 and a plain-text body, no JSON-RPC message; each refusal comes half a second late, after the answer to the request sent behind it",
             &["mcp.base.batch"],
             ResponseMode::Json,
         ),
@@ -357,6 +357,9 @@ pub fn faulty_router(
                     if !batch && !unparsable {
                         return next.run(req).await;
                     }
+                    // Late, as a loaded server's refusal may be: the POSTs of one session run
+                    // side by side, so the barrier request sent behind it is answered first.
+                    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
                     let status = if everywhere {
                         StatusCode::UNSUPPORTED_MEDIA_TYPE
                     } else {

@@ -381,8 +381,10 @@ impl Client {
     /// `_meta` in the modern era; a fresh id). Once it is answered, the wait for the probe
     /// ends after `barrier_window` of silence: a server that answered a later request read
     /// the probe. A server seen answering a probe after its barrier is marked
-    /// [`Client::out_of_order`], and later waits run to the per-message deadline. Messages
-    /// that are neither go to the inbox.
+    /// [`Client::out_of_order`], and later waits run to the per-message deadline. Over the
+    /// Streamable HTTP bridge there is no silence window: the wait ends once every POST sent
+    /// has had its HTTP answer, since the POSTs of a session run side by side and the
+    /// probe's answer may come after the barrier's. Messages that are neither go to the inbox.
     ///
     /// Errors: writing the barrier failed (the peer stopped reading).
     pub async fn behind_barrier(
@@ -418,7 +420,11 @@ impl Client {
                         if out.answer.is_some() {
                             return Ok(out);
                         }
-                        if !self.out_of_order {
+                        // Over a bridge the wait ends by itself once every POST sent has
+                        // been answered at the HTTP level ([`Peer::bridged`]): the POSTs run
+                        // side by side, so the probe's own answer (a bare HTTP refusal, say)
+                        // may come after the barrier's, however long it takes.
+                        if !self.out_of_order && !self.peer.is_bridged() {
                             deadline = Instant::now() + self.barrier_window;
                         }
                         continue;
