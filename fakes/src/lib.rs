@@ -24,7 +24,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::mpsc;
 
 pub use acp_zoo::{acp_benign_catalogue, acp_catalogue};
-pub use benign::{benign_catalogue, ECHOED_SECRET_VAR, SLOW_START_MS};
+pub use benign::{benign_catalogue, ECHOED_SECRET_VAR, SLOW_START_MS, SLOW_START_VAR};
 pub use dispatcher_zoo::{dispatcher_catalogue, find_dispatcher_fault, DispatcherFault};
 pub use facade::{facade_catalogue, find_facade_fault, FacadeFault};
 pub use http_zoo::{

@@ -99,6 +99,54 @@ async fn equivalence_run(
 type FaultRun =
     std::pin::Pin<Box<dyn std::future::Future<Output = Option<RunReport>> + Send + 'static>>;
 
+/// How long the benign slow starter waits here ([`parity_fakes::SLOW_START_VAR`]), in
+/// milliseconds: longer than the per-message deadline of the self-test's halved timing
+/// (2.5 s), so its start-up phase is still what keeps it from timing out.
+const SLOW_START_MS: u64 = 3_000;
+
+/// How many fault or benign runs [`rows`] keeps going at once. Each run is parallel itself
+/// (`jobs` cases), but spends most of its time waiting on its peer.
+const RUNS_AT_ONCE: usize = 4;
+
+/// Runs `runs` with at most `width` of them going at once (a sliding window: the next starts
+/// as soon as one ends) and gives back each run's report in the order the runs were given.
+/// A run that gave no report, or whose task panicked, is left out.
+async fn in_window<T: Send + 'static>(
+    runs: Vec<(T, FaultRun)>,
+    width: usize,
+) -> Vec<(T, RunReport)> {
+    let mut pending = runs.into_iter().enumerate();
+    let mut set = tokio::task::JoinSet::new();
+    let mut done: Vec<(usize, T, RunReport)> = Vec::new();
+    loop {
+        while set.len() < width.max(1) {
+            let Some((i, (name, run))) = pending.next() else {
+                break;
+            };
+            set.spawn(async move { (i, name, run.await) });
+        }
+        let Some(joined) = set.join_next().await else {
+            break;
+        };
+        if let Ok((i, name, Some(report))) = joined {
+            done.push((i, name, report));
+        }
+    }
+    done.sort_by_key(|(i, _, _)| *i);
+    done.into_iter().map(|(_, n, r)| (n, r)).collect()
+}
+
+/// Whose run a report is, in the self-test's one window of runs.
+#[derive(Debug, Clone, Copy)]
+enum Role {
+    /// A faulty peer's run, against the checks it must trip.
+    Fault,
+    /// A benign peer's run, against the checks it must pass.
+    Benign,
+    /// The reference, under one runner.
+    Reference,
+}
+
 /// One row of the self-test table.
 #[derive(Debug, Clone)]
 pub struct Row {
@@ -285,28 +333,7 @@ pub async fn rows(jobs: usize) -> Vec<Row> {
             Box::pin(async move { crate::dispatcher::run_reference(Some(name), &o).await.ok() }),
         ));
     }
-    // Two fault runs at a time: each run is itself parallel.
-    let mut runs = runs.into_iter();
-    loop {
-        let mut set = tokio::task::JoinSet::new();
-        for (name, run) in runs.by_ref().take(2) {
-            set.spawn(async move { (name, run.await) });
-        }
-        if set.is_empty() {
-            break;
-        }
-        while let Some(joined) = set.join_next().await {
-            let Ok((name, Some(report))) = joined else {
-                continue;
-            };
-            for (check, v) in worst_per_check(&report) {
-                if let Some(r) = rows.get_mut(&check) {
-                    r.caught_by.push((name.to_string(), v));
-                }
-            }
-        }
-    }
-    // Benign peers (MCP over stdio, ACP agents, MCP servers over HTTP), two at a time, each
+    // Benign peers (MCP over stdio, ACP agents, MCP servers over HTTP), a few at a time, each
     // against the checks it must pass.
     let mut benign_runs: Vec<(&'static str, FaultRun)> = Vec::new();
     for f in parity_fakes::benign_catalogue() {
@@ -314,9 +341,14 @@ pub async fn rows(jobs: usize) -> Vec<Row> {
             continue;
         };
         let name = f.name;
+        let mut target = fake_target(name);
+        target.spec.env.push((
+            parity_fakes::SLOW_START_VAR.to_string(),
+            SLOW_START_MS.to_string(),
+        ));
         benign_runs.push((
             name,
-            Box::pin(async move { run_mcp(fake_target(name), &o).await.ok() }),
+            Box::pin(async move { run_mcp(target, &o).await.ok() }),
         ));
     }
     for f in parity_fakes::acp_benign_catalogue() {
@@ -354,29 +386,95 @@ pub async fn rows(jobs: usize) -> Vec<Row> {
             }),
         ));
     }
-    let mut benign_runs = benign_runs.into_iter();
-    loop {
-        let mut set = tokio::task::JoinSet::new();
-        for (name, run) in benign_runs.by_ref().take(2) {
-            set.spawn(async move { (name, run.await) });
-        }
-        if set.is_empty() {
-            break;
-        }
-        while let Some(joined) = set.join_next().await {
-            let Ok((name, Some(report))) = joined else {
-                continue;
-            };
-            for (check, v) in worst_per_check(&report) {
-                if let Some(r) = rows.get_mut(&check) {
-                    r.benign.push((name.to_string(), v));
+    // The reference under every runner.
+    let mut reference_runs: Vec<(&'static str, FaultRun)> = Vec::new();
+    if let Ok(clean) = opts(Vec::new()) {
+        let runs = &mut reference_runs;
+        let o = clean.clone();
+        runs.push((
+            "reference facade",
+            Box::pin(async move {
+                crate::facade::run_reference(None, crate::facade::CatalogueForm::Meta, &o)
+                    .await
+                    .ok()
+            }),
+        ));
+        let o = clean.clone();
+        let spec = crate::facade::reference_http_spec(exe);
+        runs.push((
+            "reference facade over HTTP",
+            Box::pin(async move {
+                let mut report = crate::cli::run_mcp_http(
+                    "parity reference facade",
+                    crate::facade::FacadeSource::Command(spec),
+                    &o,
+                    crate::wire::DEFAULT_LINE_CAP,
+                )
+                .await
+                .ok()?;
+                // Only the transport's own checks: the transport-neutral ones have their
+                // reference verdict from the stdio run.
+                report.cases.retain(|c| c.check.starts_with("mcp.http."));
+                Some(report)
+            }),
+        ));
+        let o = clean.clone();
+        runs.push((
+            "reference dispatcher",
+            Box::pin(async move { crate::dispatcher::run_reference(None, &o).await.ok() }),
+        ));
+        let o = clean.clone();
+        runs.push((
+            "reference MCP",
+            Box::pin(async move { run_mcp(reference_target(), &o).await.ok() }),
+        ));
+        let o = clean.clone();
+        runs.push((
+            "reference ACP",
+            Box::pin(async move { run_acp(reference_acp_target(), &o).await.ok() }),
+        ));
+        let timing = clean.timing;
+        runs.push((
+            "reference equivalence",
+            Box::pin(async move {
+                Some(equivalence_run(&["reference", "acp"], &[], timing, jobs).await)
+            }),
+        ));
+    }
+    // Every run above, a few at a time in one window (each run is itself parallel, and most
+    // of its time is spent waiting on its peer), the slowest kinds first so none is left
+    // running alone at the end; the hygiene probe's runs beside them.
+    let mut all: Vec<((Role, &'static str), FaultRun)> = Vec::new();
+    all.extend(
+        reference_runs
+            .into_iter()
+            .map(|(n, r)| ((Role::Reference, n), r)),
+    );
+    all.extend(benign_runs.into_iter().map(|(n, r)| ((Role::Benign, n), r)));
+    all.extend(runs.into_iter().map(|(n, r)| ((Role::Fault, n), r)));
+    let (window, hygiene) = tokio::join!(
+        in_window(all, RUNS_AT_ONCE),
+        crate::hygiene::selftest_runs(|f| opts(f).ok())
+    );
+    let mut reference_reports = Vec::new();
+    for ((role, name), report) in window {
+        match role {
+            Role::Reference => reference_reports.push(report),
+            Role::Benign | Role::Fault => {
+                for (check, v) in worst_per_check(&report) {
+                    if let Some(r) = rows.get_mut(&check) {
+                        let seen = (name.to_string(), v);
+                        match role {
+                            Role::Benign => r.benign.push(seen),
+                            _ => r.caught_by.push(seen),
+                        }
+                    }
                 }
             }
         }
     }
-    let mut reference_reports = Vec::new();
     // Faulty hosts and the reference launcher under the hygiene probe.
-    for (fault, report) in crate::hygiene::selftest_runs(|f| opts(f).ok()).await {
+    for (fault, report) in hygiene {
         match fault {
             Some(name) => {
                 for (check, v) in worst_per_check(&report) {
@@ -400,38 +498,6 @@ pub async fn rows(jobs: usize) -> Vec<Row> {
             }
             None => reference_reports.push(report),
         }
-    }
-    if let Ok(clean) = opts(Vec::new()) {
-        if let Ok(report) =
-            crate::facade::run_reference(None, crate::facade::CatalogueForm::Meta, &clean).await
-        {
-            reference_reports.push(report);
-        }
-        let spec = crate::facade::reference_http_spec(exe);
-        if let Ok(mut report) = crate::cli::run_mcp_http(
-            "parity reference facade",
-            crate::facade::FacadeSource::Command(spec),
-            &clean,
-            crate::wire::DEFAULT_LINE_CAP,
-        )
-        .await
-        {
-            // Only the transport's own checks: the transport-neutral ones have their
-            // reference verdict from the stdio run above.
-            report.cases.retain(|c| c.check.starts_with("mcp.http."));
-            reference_reports.push(report);
-        }
-        if let Ok(report) = crate::dispatcher::run_reference(None, &clean).await {
-            reference_reports.push(report);
-        }
-        if let Ok(report) = run_mcp(reference_target(), &clean).await {
-            reference_reports.push(report);
-        }
-        if let Ok(report) = run_acp(reference_acp_target(), &clean).await {
-            reference_reports.push(report);
-        }
-        reference_reports
-            .push(equivalence_run(&["reference", "acp"], &[], clean.timing, jobs).await);
     }
     for report in &reference_reports {
         for (check, v) in worst_per_check(report) {
