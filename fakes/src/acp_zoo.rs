@@ -3,7 +3,9 @@
 //! Each fault is a small struct implementing [`Fault`] around the clean reference agent
 //! (`parity_reference::acp`), plus an entry in [`acp_catalogue`] naming the checks it must trip.
 
-use crate::layer::{emit, error_code, error_reply, parse, MapOut, Methods};
+use crate::layer::{
+    emit, error_code, error_reply, parse, AnswerTwice, MapOut, Methods, RequestFlood,
+};
 use crate::{AcpBenignInfo, AcpFaultInfo, AcpProfile, Fault, Flow, Io};
 use parity_reference::acp::TOOL_METHOD;
 use serde_json::{json, Value};
@@ -383,6 +385,26 @@ impl Fault for ParseErrorSilent {
     }
 }
 
+/// Answers `initialize`, then reads every line and answers nothing more: a hung agent.
+#[derive(Default)]
+struct DeafAfterInit {
+    initialized: bool,
+}
+impl Fault for DeafAfterInit {
+    fn on_input(&mut self, line: &[u8], io: &mut Io) -> Flow {
+        if !self.initialized {
+            io.to_server.push(line.to_vec());
+        }
+        Flow::Continue
+    }
+    fn on_output(&mut self, line: &[u8], io: &mut Io) {
+        if parse(line).is_some_and(|v| v.pointer("/result/protocolVersion").is_some()) {
+            self.initialized = true;
+        }
+        io.client_line(line);
+    }
+}
+
 struct AnswerNotifications;
 impl Fault for AnswerNotifications {
     fn on_input(&mut self, line: &[u8], io: &mut Io) -> Flow {
@@ -675,7 +697,8 @@ macro_rules! acp_fault {
     };
 }
 
-/// Every ACP fault, each with the checks it must trip.
+/// Every ACP fault, each with the checks it must trip. Entries with no trips are bad agents
+/// for the harness's own robustness tests (`acp-deaf-after-init`).
 pub fn acp_catalogue() -> &'static [AcpFaultInfo] {
     static ZOO: std::sync::OnceLock<Vec<AcpFaultInfo>> = std::sync::OnceLock::new();
     ZOO.get_or_init(|| {
@@ -757,6 +780,18 @@ pub fn acp_catalogue() -> &'static [AcpFaultInfo] {
                 "answers requests whose integer id is above 1000 with the id as a string",
                 ["acp.base.id-echo"],
                 || Box::new(MapOut(id_stringify))
+            ),
+            acp_fault!(
+                "acp-answer-twice",
+                "answers every request twice: the copy of each response goes out just before its next message",
+                ["acp.base.duplicate-response"],
+                || Box::<AnswerTwice>::default()
+            ),
+            acp_fault!(
+                "acp-deaf-after-init",
+                "answers initialize, then reads every line and answers nothing (a hung agent; for the harness's own tests, it trips no check)",
+                [],
+                || Box::<DeafAfterInit>::default()
             ),
             acp_fault!(
                 "acp-parse-error-silent",
@@ -978,6 +1013,20 @@ pub fn acp_benign_catalogue() -> &'static [AcpBenignInfo] {
                 ],
                 tool_method: None,
                 make: || Box::<AuthRequired>::default(),
+            },
+            AcpBenignInfo {
+                name: "acp-request-flood",
+                description: "once initialize is answered, sends the client 10,000 `_parity/flood` and `_parity/flood-ping` extension requests before it reads the next line, then serves like the reference",
+                passes: &[
+                    "acp.base.parse-error",
+                    "acp.base.invalid-request",
+                    "acp.base.id-echo",
+                    "acp.base.unknown-method",
+                    "acp.base.notification-unanswered",
+                    "acp.base.duplicate-response",
+                ],
+                tool_method: None,
+                make: || Box::new(RequestFlood::new(&["_parity/flood", "_parity/flood-ping"], &[])),
             },
             AcpBenignInfo {
                 name: "acp-no-extensions",

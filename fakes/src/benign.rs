@@ -3,7 +3,7 @@
 //! `parity selftest` proves that each check does not cry wolf where a correct implementation
 //! answers differently from the reference.
 
-use crate::layer::{emit, parse};
+use crate::layer::{emit, parse, RequestFlood};
 use crate::{BenignInfo, Fault, Io};
 use serde_json::Value;
 
@@ -141,6 +141,20 @@ pub fn benign_catalogue() -> &'static [BenignInfo] {
                     "mcp.base.id-echo",
                 ],
                 make: || Box::new(SlowStart),
+            },
+            BenignInfo {
+                name: "benign-request-flood",
+                description: "once the initialize handshake is done, sends the client 10,000 ping and roots/list requests (legacy era) before it reads the next line, then serves like the reference",
+                passes: &[
+                    "mcp.base.parse-error",
+                    "mcp.base.batch",
+                    "mcp.base.batch-rejected",
+                    "mcp.base.invalid-request",
+                    "mcp.base.id-echo",
+                    "mcp.base.ping",
+                    "mcp.base.notification-unanswered",
+                ],
+                make: || Box::new(RequestFlood::new(&["ping", "roots/list"], &["notifications/initialized"])),
             },
             BenignInfo {
                 name: "benign-echoes-secrets",

@@ -61,6 +61,10 @@ pub struct Io {
     pub to_server: Vec<Vec<u8>>,
     /// Raw bytes to write to stdout (each entry written as given; add `\n` yourself).
     pub to_client: Vec<Vec<u8>>,
+    /// Read no more input until everything queued for the client so far has been written to
+    /// stdout (the client read it): a peer that does not read while it writes, as
+    /// single-threaded servers do. Set by a hook on a client line.
+    pub wait_written: bool,
 }
 
 impl Io {
@@ -226,6 +230,14 @@ where
     .await
 }
 
+/// One entry of the layer's stdout queue.
+enum Out {
+    /// Bytes to write.
+    Bytes(Vec<u8>),
+    /// Everything before this entry has been written: say so.
+    Written(tokio::sync::oneshot::Sender<()>),
+}
+
 /// The server half of the layer: reads the fault's input, writes the clean server's output.
 type ServerTask = tokio::task::JoinHandle<std::io::Result<()>>;
 
@@ -242,14 +254,21 @@ where
     let server = start(srv_in_r, srv_out_w);
 
     // One writer to stdout, so lines never interleave.
-    let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Vec<u8>>();
+    let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Out>();
     let writer = tokio::spawn(async move {
         let mut stdout = stdout;
-        while let Some(bytes) = out_rx.recv().await {
-            if stdout.write_all(&bytes).await.is_err() {
-                break;
+        while let Some(out) = out_rx.recv().await {
+            match out {
+                Out::Bytes(bytes) => {
+                    if stdout.write_all(&bytes).await.is_err() {
+                        break;
+                    }
+                    let _ = stdout.flush().await;
+                }
+                Out::Written(done) => {
+                    let _ = done.send(());
+                }
             }
-            let _ = stdout.flush().await;
         }
     });
 
@@ -259,7 +278,7 @@ where
         f.stderr_flood_bytes()
     });
     for b in start.to_client {
-        let _ = out_tx.send(b);
+        let _ = out_tx.send(Out::Bytes(b));
     }
     if flood > 0 {
         tokio::spawn(async move {
@@ -285,7 +304,7 @@ where
             let mut io = Io::default();
             with(&out_fault, |f| f.on_output(&line, &mut io));
             for b in io.to_client {
-                let _ = out_tx2.send(b);
+                let _ = out_tx2.send(Out::Bytes(b));
             }
         }
     });
@@ -306,7 +325,14 @@ where
         let mut io = Io::default();
         let flow = with(&fault, |f| f.on_input(&buf, &mut io));
         for b in io.to_client {
-            let _ = out_tx.send(b);
+            let _ = out_tx.send(Out::Bytes(b));
+        }
+        if io.wait_written {
+            // Stop reading until the client has read what is queued for it.
+            let (done, written) = tokio::sync::oneshot::channel();
+            if out_tx.send(Out::Written(done)).is_ok() {
+                let _ = written.await;
+            }
         }
         if let Some(w) = srv_in.as_mut() {
             for mut l in io.to_server {
@@ -344,7 +370,7 @@ where
             let _ = pump_out.await;
             for mut l in lines {
                 l.push(b'\n');
-                let _ = out_tx.send(l);
+                let _ = out_tx.send(Out::Bytes(l));
             }
         }
     }

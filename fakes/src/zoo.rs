@@ -1,6 +1,6 @@
 //! The faults. Each is small: a struct implementing [`Fault`] and an entry in [`catalogue`].
 
-use crate::layer::{emit, error_code, parse, MapOut, Methods};
+use crate::layer::{emit, error_code, parse, AnswerTwice, MapOut, Methods};
 use crate::{AtEof, Fault, FaultInfo, Flow, Io};
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
@@ -754,6 +754,12 @@ pub fn catalogue() -> &'static [FaultInfo] {
                 "sends a roots/list request after every message",
                 ["mcp.stdio.server-direction"],
                 || Box::new(ServerRequest { n: 0 })
+            ),
+            fault!(
+                "answer-twice",
+                "answers every request twice: the copy of each response goes out just before its next message",
+                ["mcp.base.duplicate-response"],
+                || Box::<AnswerTwice>::default()
             ),
             fault!(
                 "id-zero-null",

@@ -398,6 +398,35 @@ fn case(name: &str) -> Option<Case> {
                 o.response(&json!(1000)).map(|_| ())
             },
         ),
+        "acp-answer-twice" => c(
+            vec![
+                init(),
+                Step::Wait(json!(1)),
+                req(2, "parity/no-such-method", json!({})),
+                Step::Wait(json!(2)),
+            ],
+            |o| {
+                let copies = o.responses(&json!(1));
+                ensure(
+                    copies.len() == 2 && copies[0] == copies[1],
+                    format!("initialize answered {} times: {copies:?}", copies.len()),
+                )
+            },
+        ),
+        "acp-deaf-after-init" => c(
+            vec![
+                init(),
+                Step::Wait(json!(1)),
+                req(2, "parity/no-such-method", json!({})),
+            ],
+            |o| {
+                o.response(&json!(1))?;
+                ensure(
+                    o.responses(&json!(2)).is_empty(),
+                    "a request after initialize was answered",
+                )
+            },
+        ),
         "acp-parse-error-silent" => c(
             vec![
                 init(),
@@ -750,7 +779,7 @@ async fn every_acp_fault_shows_its_wire_effect_and_the_reference_does_not() {
 #[test]
 fn acp_fault_names_are_unique_prefixed_and_each_trips_a_check() {
     let all: &[AcpFaultInfo] = acp_catalogue();
-    assert_eq!(all.len(), 30);
+    assert_eq!(all.len(), 32);
     let mut seen = HashSet::new();
     for f in all {
         assert!(seen.insert(f.name), "duplicate name {}", f.name);
@@ -759,7 +788,10 @@ fn acp_fault_names_are_unique_prefixed_and_each_trips_a_check() {
             "{} lacks the acp- prefix",
             f.name
         );
-        assert!(!f.trips.is_empty(), "{} trips nothing", f.name);
+        // The one bad agent for the harness's own tests trips nothing on purpose.
+        if f.name != "acp-deaf-after-init" {
+            assert!(!f.trips.is_empty(), "{} trips nothing", f.name);
+        }
         assert!(!f.description.is_empty(), "{} has no description", f.name);
         assert_eq!(parity_fakes::find_acp(f.name).map(|g| g.name), Some(f.name));
     }

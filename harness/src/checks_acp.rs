@@ -211,6 +211,44 @@ async fn id_echo_body(_ctx: &Ctx, c: &mut Client, _init: &Value) -> Status {
 }
 in_session!(id_echo, id_echo_body);
 
+/// Sends the ACP barrier behind a probe that may get no answer: a full `initialize` at version
+/// 1 (a core method every agent answers, with a result or an error), and waits for the probe's
+/// answer (a response whose id is one of `ids` or null, or absent, or a line that is not
+/// JSON-RPC) and for the barrier's ([`Client::behind_barrier_with`]).
+async fn acp_barrier(
+    c: &mut Client,
+    ids: &[Value],
+) -> Result<crate::mcp::Barrier, crate::peer::PeerError> {
+    c.behind_barrier_with(
+        "initialize",
+        acp::initialize_params(acp::PROTOCOL_VERSION),
+        |i| m::answers_probe(i, ids),
+    )
+    .await
+}
+
+/// The status of a probe that got no answer behind a barrier: a violation (JSON-RPC 2.0 §5:
+/// the Server MUST reply with a Response) only with proof the agent read the probe — it
+/// answered the `initialize` sent after it, or closed its stdout instead; without proof, a
+/// `timeout`, never a fail.
+fn acp_no_reply(what: &str, b: &crate::mcp::Barrier) -> Status {
+    if b.proves_unanswered() {
+        return violated(format!(
+            "{what} got no error response, although the agent answered the initialize request sent after it (id {}), so it read it (JSON-RPC 2.0 §5: the Server MUST reply with a Response)",
+            b.id
+        ));
+    }
+    if b.eof {
+        return violated(format!(
+            "the agent closed stdout after {what} instead of answering (JSON-RPC 2.0 §5: the Server MUST reply with a Response)"
+        ));
+    }
+    Status::Timeout(format!(
+        "{what} got no response before the deadline, and neither did the initialize request sent after it (id {}), so whether the agent read it is unknown",
+        b.id
+    ))
+}
+
 async fn parse_error_body(_ctx: &Ctx, c: &mut Client, _init: &Value) -> Status {
     if let Err(e) = c
         .send_raw(b"{\"jsonrpc\": \"2.0\", \"id\": 7, \"method\": \n")
@@ -218,37 +256,40 @@ async fn parse_error_body(_ctx: &Ctx, c: &mut Client, _init: &Value) -> Status {
     {
         return io_err(e);
     }
-    let status = match c.next_response().await {
-        Ok(inb) => match inb.value() {
-            Some(v) if v.get("error").is_some() => {
-                let code = v.pointer("/error/code").and_then(Value::as_i64);
-                if v.get("id") != Some(&Value::Null) {
-                    violated(match v.get("id") {
-                        Some(id) => {
-                            format!("the parse error was answered with id {id}, not null: {v}")
-                        }
-                        None => format!(
-                            "the parse error was answered without an id, not with id null: {v}"
-                        ),
-                    })
-                } else if code != Some(-32700) {
-                    violated(format!(
-                        "the parse error was answered with {}, not -32700",
-                        code_words(code)
-                    ))
-                } else {
-                    Status::Pass
-                }
-            }
-            Some(v) => violated(format!(
-                "an unparsable line was answered with a result: {v}"
-            )),
-            None => violated("the answer to an unparsable line is not JSON"),
-        },
-        Err(crate::peer::Recv::Eof) => violated("the agent closed stdout after an unparsable line"),
-        Err(_) => violated("an unparsable line got no -32700 error response"),
+    let b = match acp_barrier(c, &[json!(7)]).await {
+        Ok(b) => b,
+        Err(e) => return io_err(e),
     };
-    if status == Status::Pass && !still_serving(c).await {
+    let Some(inb) = &b.answer else {
+        return acp_no_reply("an unparsable line", &b);
+    };
+    let status = match inb.value() {
+        Some(v) if v.get("error").is_some() => {
+            let code = v.pointer("/error/code").and_then(Value::as_i64);
+            if v.get("id") != Some(&Value::Null) {
+                violated(match v.get("id") {
+                    Some(id) => {
+                        format!("the parse error was answered with id {id}, not null: {v}")
+                    }
+                    None => {
+                        format!("the parse error was answered without an id, not with id null: {v}")
+                    }
+                })
+            } else if code != Some(-32700) {
+                violated(format!(
+                    "the parse error was answered with {}, not -32700",
+                    code_words(code)
+                ))
+            } else {
+                Status::Pass
+            }
+        }
+        Some(v) => violated(format!(
+            "an unparsable line was answered with a result: {v}"
+        )),
+        None => violated("the answer to an unparsable line is not JSON"),
+    };
+    if status == Status::Pass && !b.answered && !still_serving(c).await {
         return violated("the agent stopped answering after an unparsable line");
     }
     status
@@ -258,7 +299,8 @@ in_session!(parse_error, parse_error_body);
 async fn invalid_request_body(_ctx: &Ctx, c: &mut Client, _init: &Value) -> Status {
     // JSON that is not a Request object: a bare number, and an object whose method is not a
     // string. Each deserves an error response (ideally -32600 with id null), and the agent must
-    // keep serving.
+    // keep serving. Each probe is followed by a barrier, so a missing answer is judged only
+    // with proof the agent read the probe.
     let probes: [(&[u8], Value); 2] = [
         (b"5\n", Value::Null),
         (
@@ -267,40 +309,46 @@ async fn invalid_request_body(_ctx: &Ctx, c: &mut Client, _init: &Value) -> Stat
         ),
     ];
     let mut advisory = None;
+    let mut serving = false;
     for (bytes, id) in probes {
         let shown = String::from_utf8_lossy(bytes).trim().to_string();
         if let Err(e) = c.send_raw(bytes).await {
             return io_err(e);
         }
-        match c.next_response().await {
-            Ok(inb) => match inb.value() {
-                Some(v) if v.get("error").is_some() => {
-                    let code = v.pointer("/error/code").and_then(Value::as_i64);
-                    if code != Some(-32600) && advisory.is_none() {
-                        advisory = Some(format!(
-                            "`{shown}` was answered with {}, not -32600 (Invalid Request)",
-                            code_words(code)
-                        ));
-                    }
-                    if id.is_string() && v.get("id") != Some(&id) && v.get("id") != Some(&Value::Null) {
-                        return violated(match v.get("id") {
-                            Some(got) => format!("`{shown}` was answered with id {got}, neither its id nor null"),
-                            None => format!("`{shown}` was answered without an id, neither with its id nor with null"),
-                        });
-                    }
+        let b = match acp_barrier(c, std::slice::from_ref(&id)).await {
+            Ok(b) => b,
+            Err(e) => return io_err(e),
+        };
+        serving = b.answered;
+        let Some(inb) = &b.answer else {
+            return acp_no_reply(&format!("`{shown}`"), &b);
+        };
+        match inb.value() {
+            Some(v) if v.get("error").is_some() => {
+                let code = v.pointer("/error/code").and_then(Value::as_i64);
+                if code != Some(-32600) && advisory.is_none() {
+                    advisory = Some(format!(
+                        "`{shown}` was answered with {}, not -32600 (Invalid Request)",
+                        code_words(code)
+                    ));
                 }
-                Some(v) => return violated(format!("`{shown}` was answered with a result: {v}")),
-                None => return violated(format!("the answer to `{shown}` is not JSON")),
-            },
-            Err(crate::peer::Recv::Eof) => {
-                return violated(format!(
-                    "the agent closed stdout after `{shown}` (a crash on a message that is not a Request object)"
-                ))
+                if id.is_string() && v.get("id") != Some(&id) && v.get("id") != Some(&Value::Null) {
+                    return violated(match v.get("id") {
+                        Some(got) => format!("`{shown}` was answered with id {got}, neither its id nor null"),
+                        None => format!("`{shown}` was answered without an id, neither with its id nor with null"),
+                    });
+                }
             }
-            Err(_) => return violated(format!("`{shown}` got no error response")),
+            Some(v) => return violated(format!("`{shown}` was answered with a result: {v}")),
+            None => return violated(format!("the answer to `{shown}` is not JSON")),
+        }
+        if b.eof {
+            return violated(format!(
+                "the agent closed stdout after `{shown}` (a crash on a message that is not a Request object)"
+            ));
         }
     }
-    if !still_serving(c).await {
+    if !serving && !still_serving(c).await {
         return violated("the agent stopped answering after an invalid request");
     }
     match advisory {
@@ -333,8 +381,11 @@ async fn notification_unanswered_body(ctx: &Ctx, c: &mut Client, _init: &Value) 
         return io_err(e);
     }
     let (got, eof) = c.collect_for(ctx.timing.silence).await;
+    // A repeated response is an earlier request answered twice (acp.base.duplicate-response
+    // judges it), not an answer to the notification.
     let answers: Vec<String> = got
         .iter()
+        .filter(|i| !i.repeat)
         .filter_map(|i| i.value())
         .filter(|v| v.get("method").is_none())
         .map(|v| crate::util::clip(&v.to_string(), 200))
@@ -390,6 +441,7 @@ async fn ext_notification_ignored_body(ctx: &Ctx, c: &mut Client, _init: &Value)
     let (got, eof) = c.collect_for(ctx.timing.silence).await;
     if let Some(v) = got
         .iter()
+        .filter(|i| !i.repeat)
         .filter_map(|i| i.value())
         .find(|v| v.get("method").is_none())
     {
@@ -729,6 +781,10 @@ fn jsonrpc_version(input: &MonitorInput) -> Finding {
 
 fn result_xor_error(input: &MonitorInput) -> Finding {
     m::result_xor_error(input)
+}
+
+fn duplicate_response(input: &MonitorInput) -> Finding {
+    m::duplicate_responses(input, "agent")
 }
 
 fn no_batches(input: &MonitorInput) -> Finding {
@@ -1087,6 +1143,16 @@ pub fn catalogue() -> Vec<Check> {
             revs: ONLY_V1,
             capability: None,
             kind: CheckKind::Monitor(result_xor_error),
+        },
+        Check {
+            id: "acp.base.duplicate-response",
+            requirement: "Each request is answered once: no second response to an id already answered (a client drops it, or takes it for the answer to a later request). JSON-RPC 2.0 asks for a Response per request and no sentence forbids a second one in so many words, so a robustness rule.",
+            level: Level::Robustness,
+            quote: m::ONE_RESPONSE,
+            section: "jsonrpc-2.0#response_object",
+            revs: ONLY_V1,
+            capability: None,
+            kind: CheckKind::Monitor(duplicate_response),
         },
         Check {
             id: "acp.schema.v1-messages",

@@ -265,10 +265,11 @@ async fn no_reply(c: &mut Client, what: &str, b: &crate::mcp::Barrier) -> Status
 
 /// Whether an inbound line answers a probe with `id`: a response (or error) with that id or a
 /// null one, or no `id` at all (an error response may leave it out from 2025-11-25), or a line
-/// that is not JSON-RPC (judged by the caller).
-fn answers_probe(inb: &crate::mcp::Inbound, ids: &[Value]) -> bool {
+/// that is not JSON-RPC (judged by the caller) unless it is part of a message spread over
+/// several lines that the driver is still reassembling (the whole message is judged then).
+pub(crate) fn answers_probe(inb: &crate::mcp::Inbound, ids: &[Value]) -> bool {
     let Some(v) = inb.value() else {
-        return true;
+        return !inb.reassembling;
     };
     if v.is_array() {
         return true;
@@ -457,8 +458,16 @@ async fn notification_body(ctx: &Ctx, c: &mut Client) -> Status {
         }
     }
     let (got, _eof) = c.collect_for(ctx.timing.silence).await;
-    let mut all: Vec<Value> = c.inbox.iter().filter_map(|i| i.value().cloned()).collect();
-    all.extend(got.iter().filter_map(|i| i.value().cloned()));
+    // A response repeating an id already answered is an earlier request answered twice
+    // (mcp.base.duplicate-response judges it), not an answer to a notification.
+    let fresh = |i: &&crate::mcp::Inbound| !i.repeat;
+    let mut all: Vec<Value> = c
+        .inbox
+        .iter()
+        .filter(fresh)
+        .filter_map(|i| i.value().cloned())
+        .collect();
+    all.extend(got.iter().filter(fresh).filter_map(|i| i.value().cloned()));
     if let Some(ans) = all.iter().find(|v| {
         v.get("method").is_none() && (v.get("result").is_some() || v.get("error").is_some())
     }) {
@@ -468,11 +477,17 @@ async fn notification_body(ctx: &Ctx, c: &mut Client) -> Status {
         return s;
     }
     // An answer that came late, while the probe was under way, counts too.
-    if let Some(ans) = c.inbox.iter().filter_map(|i| i.value()).find(|v| {
-        v.get("method").is_none()
-            && (v.get("result").is_some() || v.get("error").is_some())
-            && v.get("id") != Some(&json!(c.last_id()))
-    }) {
+    if let Some(ans) = c
+        .inbox
+        .iter()
+        .filter(fresh)
+        .filter_map(|i| i.value())
+        .find(|v| {
+            v.get("method").is_none()
+                && (v.get("result").is_some() || v.get("error").is_some())
+                && v.get("id") != Some(&json!(c.last_id()))
+        })
+    {
         return violated(format!("a notification was answered: {ans}"));
     }
     Status::Pass
@@ -1525,6 +1540,78 @@ pub(crate) fn result_xor_error(input: &MonitorInput) -> Finding {
     monitor_result(problems)
 }
 
+/// The sentence the duplicate-response monitors rest on (JSON-RPC 2.0 §5), as their
+/// messages quote it.
+pub(crate) const ONE_RESPONSE: &str =
+    "When a rpc call is made, the Server MUST reply with a Response, except for in the case of Notifications.";
+
+/// `mcp.base.duplicate-response` and `acp.base.duplicate-response`: a response to a request
+/// id that was already answered, more often than the client sent requests with that id. Each
+/// problem names the id, the method and both frames (the first answer and the repeat), with
+/// their times. Null ids (parse errors, invalid requests) are never counted, nor responses to
+/// ids the client never sent. `peer` is the peer's name in messages (`server`, `agent`).
+pub(crate) fn duplicate_responses(input: &MonitorInput, peer: &str) -> Finding {
+    let mut problems = Vec::new();
+    for s in input.sessions {
+        // id (JSON text) → (requests sent with it, method of the first).
+        let mut requested: HashMap<String, (usize, String)> = HashMap::new();
+        // id → (responses so far, the first response's time and text).
+        let mut answered: HashMap<String, (usize, u128, String)> = HashMap::new();
+        for e in &s.events {
+            let Some(l) = e.line().filter(|l| judgeable(l)) else {
+                continue;
+            };
+            if e.dir != Dir::C2s && e.dir != Dir::S2c {
+                continue;
+            }
+            let items = match serde_json::from_slice::<Value>(&l.bytes) {
+                Ok(Value::Array(items)) => items,
+                Ok(v) => vec![v],
+                Err(_) => continue,
+            };
+            for v in items {
+                let Some(id) = v.get("id").filter(|id| !id.is_null()) else {
+                    continue;
+                };
+                let key = id.to_string();
+                let method = v.get("method").and_then(Value::as_str);
+                if e.dir == Dir::C2s {
+                    if let Some(m) = method {
+                        let entry = requested.entry(key).or_insert((0, m.to_string()));
+                        entry.0 += 1;
+                    }
+                    continue;
+                }
+                let is_response =
+                    method.is_none() && (v.get("result").is_some() || v.get("error").is_some());
+                let Some((sent, m)) = requested.get(&key).filter(|_| is_response) else {
+                    continue;
+                };
+                let text = crate::util::clip(&v.to_string(), 200);
+                let t = e.t.as_millis();
+                let entry = answered.entry(key).or_insert((0, t, text.clone()));
+                entry.0 += 1;
+                if entry.0 > *sent {
+                    let times = if *sent == 1 {
+                        "once".to_string()
+                    } else {
+                        format!("{sent} times")
+                    };
+                    problems.push(format!(
+                        "[{}] the {peer} answered request id {id} ({m}), sent {times}, {} times: first at {} ms: {}; again at {t} ms: {text} (JSON-RPC 2.0 §5: \"{ONE_RESPONSE}\": one Response to a request, not two)",
+                        s.case, entry.0, entry.1, entry.2
+                    ));
+                }
+            }
+        }
+    }
+    monitor_result(problems)
+}
+
+fn duplicate_response(input: &MonitorInput) -> Finding {
+    duplicate_responses(input, "server")
+}
+
 fn message_schema(input: &MonitorInput) -> Finding {
     let mut problems = Vec::new();
     for s in input.sessions {
@@ -1668,6 +1755,16 @@ pub fn catalogue() -> Vec<Check> {
             revs: Revs::All,
             capability: None,
             kind: CheckKind::Monitor(result_xor_error),
+        },
+        Check {
+            id: "mcp.base.duplicate-response",
+            requirement: "Each request is answered once: no second response to an id already answered (a client drops it, or takes it for the answer to a later request). JSON-RPC 2.0 asks for a Response per request and no sentence forbids a second one in so many words, so a robustness rule.",
+            level: Level::Robustness,
+            quote: ONE_RESPONSE,
+            section: "jsonrpc-2.0#response_object",
+            revs: Revs::All,
+            capability: None,
+            kind: CheckKind::Monitor(duplicate_response),
         },
         Check {
             id: "mcp.base.message-schema",

@@ -70,6 +70,14 @@ pub struct Inbound {
     pub value: Option<Value>,
     /// `value` is also the strict parse (moved out of `class.value` to save a copy).
     strict_is_value: bool,
+    /// A response (a message with `result` or `error` and no `method`) whose id, not null,
+    /// an earlier response of this session already carried: a request answered twice. Checks
+    /// never take it for the answer they wait for, nor for an answer to a notification;
+    /// `mcp.base.duplicate-response` and `acp.base.duplicate-response` judge it.
+    pub repeat: bool,
+    /// The line is no message by itself but starts or continues one spread over several lines
+    /// that the driver is reassembling: it answers nothing on its own.
+    pub reassembling: bool,
 }
 
 impl Inbound {
@@ -90,6 +98,10 @@ impl Inbound {
 
 /// Most messages a session's inbox keeps (older ones are dropped first).
 pub const MAX_INBOX: usize = 10_000;
+
+/// Most response ids a session remembers to tell a repeated response ([`Inbound::repeat`]);
+/// past it, later ids are not remembered (a repeat of one of them is not flagged).
+pub const MAX_ANSWERED_IDS: usize = 100_000;
 
 /// Most lines a multi-line message may span before the driver gives up reassembling it.
 const MAX_REASSEMBLY_LINES: usize = 200;
@@ -181,6 +193,9 @@ pub struct Client {
     pub pooled: bool,
     /// The index of the first frame of the current lease of a shared session.
     pub lease_mark: usize,
+    /// The ids (JSON text) of the responses received so far, for [`Inbound::repeat`]; kept
+    /// across leases, so a duplicate of an earlier check's answer is known as one.
+    answered: std::collections::HashSet<String>,
 }
 
 /// What a wait behind a barrier found ([`Client::behind_barrier`]).
@@ -358,6 +373,7 @@ impl Client {
             barrier_window: Duration::from_millis(300),
             pooled: false,
             lease_mark: 0,
+            answered: std::collections::HashSet::new(),
         }
     }
 
@@ -392,9 +408,23 @@ impl Client {
         method: &str,
         is_answer: impl Fn(&Inbound) -> bool,
     ) -> Result<Barrier, PeerError> {
+        let params = self.with_meta(json!({}));
+        self.behind_barrier_with(method, params, is_answer).await
+    }
+
+    /// [`Client::behind_barrier`] with the barrier request's `params` given exactly (ACP's
+    /// barrier is a full `initialize`, which every agent answers, with a result or an error).
+    /// A repeated response ([`Inbound::repeat`]) is never taken for the probe's answer.
+    ///
+    /// Errors: writing the barrier failed (the peer stopped reading).
+    pub async fn behind_barrier_with(
+        &mut self,
+        method: &str,
+        params: Value,
+        is_answer: impl Fn(&Inbound) -> bool,
+    ) -> Result<Barrier, PeerError> {
         let id = json!(format!("parity-barrier-{}", self.next_id));
         self.next_id += 1;
-        let params = self.with_meta(json!({}));
         let msg = json!({"jsonrpc": "2.0", "id": id.clone(), "method": method, "params": params});
         let probe_at = self.peer.last_write_at();
         self.peer.send_json(&msg).await?;
@@ -429,7 +459,7 @@ impl Client {
                         }
                         continue;
                     }
-                    if out.answer.is_none() && is_answer(&inb) {
+                    if out.answer.is_none() && !inb.repeat && is_answer(&inb) {
                         if out.answered {
                             out.late = true;
                             self.out_of_order = true;
@@ -551,7 +581,7 @@ impl Client {
         }
         if !self.mid_line {
             for answer in std::mem::take(&mut self.deferred) {
-                self.peer.send_json(&answer).await?;
+                self.peer.send_answer(&answer)?;
             }
         }
         Ok(())
@@ -584,11 +614,15 @@ impl Client {
                         }
                     }
                 }
+                let repeat = value.as_ref().is_some_and(|v| self.note_response(v));
+                let reassembling = value.is_none() && self.partial.is_some();
                 let inbound = Inbound {
                     line,
                     class,
                     value,
                     strict_is_value,
+                    repeat,
+                    reassembling,
                 };
                 let is_request = inbound.value().is_some_and(|v| {
                     v.get("method").is_some_and(Value::is_string) && v.get("id").is_some()
@@ -599,10 +633,12 @@ impl Client {
                         if self.server_requests.len() < MAX_INBOX {
                             self.server_requests.push(v);
                         }
+                        // Queued, never awaited: the writer task writes it, so a peer that
+                        // floods requests without reading is still drained.
                         if self.mid_line {
                             self.deferred.push(answer);
                         } else {
-                            let _ = self.peer.send_json(&answer).await;
+                            let _ = self.peer.send_answer(&answer);
                         }
                     }
                 }
@@ -610,6 +646,25 @@ impl Client {
             }
             other => Err(other),
         }
+    }
+
+    /// Remembers the id of a response and tells whether an earlier response carried it
+    /// already ([`Inbound::repeat`]). Null ids and messages that are not responses are not
+    /// remembered.
+    fn note_response(&mut self, v: &Value) -> bool {
+        let is_response =
+            v.get("method").is_none() && (v.get("result").is_some() || v.get("error").is_some());
+        let Some(id) = v.get("id").filter(|id| is_response && !id.is_null()) else {
+            return false;
+        };
+        let key = id.to_string();
+        if self.answered.contains(&key) {
+            return true;
+        }
+        if self.answered.len() < MAX_ANSWERED_IDS {
+            self.answered.insert(key);
+        }
+        false
     }
 
     /// The tolerant reading of a line (see [`Inbound`]), and whether it is the strict parse
@@ -667,7 +722,7 @@ impl Client {
                             && (v.get("result").is_some() || v.get("error").is_some())
                             && v.get("id") == Some(id)
                     };
-                    if inb.value().is_some_and(answers) {
+                    if !inb.repeat && inb.value().is_some_and(answers) {
                         if let Some(v) = inb.value {
                             return Reply::Message(v);
                         }
@@ -695,11 +750,13 @@ impl Client {
         let deadline = Instant::now() + self.timeout;
         loop {
             let inb = self.next_inbound(deadline).await?;
-            let is_response = inb.value().is_some_and(|v| {
-                v.is_array()
-                    || (v.get("method").is_none()
-                        && (v.get("result").is_some() || v.get("error").is_some()))
-            });
+            // A repeated response answers nothing the caller is waiting for.
+            let is_response = !inb.repeat
+                && inb.value().is_some_and(|v| {
+                    v.is_array()
+                        || (v.get("method").is_none()
+                            && (v.get("result").is_some() || v.get("error").is_some()))
+                });
             // A line that is not JSON at all is returned too: the caller judges it.
             if is_response || inb.value().is_none() && self.partial.is_none() {
                 return Ok(inb);

@@ -10,6 +10,11 @@
 //!
 //! stdout is read by the [`crate::wire::LineReader`] with a byte cap; stderr is drained
 //! concurrently (a peer flooding stderr never stalls), keeping a bounded amount as evidence.
+//! stdin is written by a writer task of its own, fed by a queue ([`Peer::send_raw`] only
+//! enqueues), so a write blocked on a full pipe never stops the reading: a session is full
+//! duplex whatever the peer does. A `c2s` frame is logged when it is queued, with the time it
+//! was queued; the writer writes in queue order, and a write that had to wait for the peer to
+//! read adds a note saying how long.
 //! Shutdown follows MCP's stdio sequence (lifecycle §Shutdown): close stdin, wait, SIGTERM,
 //! wait, SIGKILL, with each step's time recorded.
 
@@ -32,6 +37,20 @@ pub const LOG_BUDGET: usize = 64 * 1024 * 1024;
 
 /// Bytes of stderr kept as evidence per peer; the rest is counted, not stored.
 pub const STDERR_KEEP: usize = 256 * 1024;
+
+/// Most bytes of answers to the peer's own requests that may wait in a peer's write queue
+/// (4 MiB, about 60,000 answers to `ping`): past it, [`Peer::send_answer`] drops the answer and
+/// notes it, so a peer that floods requests and never reads its stdin cannot grow parity's
+/// memory. The client's own writes (probes, requests) are always queued: their size is fixed
+/// by the checks.
+pub const ANSWER_QUEUE_CAP: usize = 4 * 1024 * 1024;
+
+/// How long a write may wait for the peer to read before the frame log gets a note saying so.
+pub const SLOW_WRITE: Duration = Duration::from_secs(1);
+
+/// How long [`Peer::close_stdin`] waits for the write queue to drain before it drops what is
+/// left (the peer is not reading) and closes the pipe anyway.
+pub const CLOSE_DRAIN: Duration = Duration::from_secs(1);
 
 /// What to start: program, arguments, environment and working directory.
 #[derive(Debug, Clone)]
@@ -151,7 +170,8 @@ pub enum PeerError {
         /// The OS error.
         source: std::io::Error,
     },
-    /// Writing to the peer's stdin failed (it closed it, or exited).
+    /// Writing to the peer's stdin failed (it closed it, or exited). Writes are queued, so the
+    /// error of a write is returned by the next [`Peer::send_raw`] after it.
     #[error("failed to write to the peer: {0}")]
     Write(std::io::Error),
     /// stdin was already closed.
@@ -229,7 +249,14 @@ impl LogHandle {
 pub struct Peer {
     start: Instant,
     log: SharedLog,
-    stdin: Option<Box<dyn AsyncWrite + Unpin + Send>>,
+    /// The write queue and its task; `None` once stdin is closed.
+    stdin: Option<Writer>,
+    /// The first write error the writer task met (kind and text), shared with it.
+    write_error: Arc<Mutex<Option<(std::io::ErrorKind, String)>>>,
+    /// Bytes queued and not yet written, shared with the writer task.
+    backlog: Arc<Backlog>,
+    /// Answers to the peer's requests dropped because the queue was full ([`ANSWER_QUEUE_CAP`]).
+    answers_dropped: u64,
     lines: mpsc::Receiver<Option<Line>>,
     stdout_eof: bool,
     child: Option<tokio::process::Child>,
@@ -260,6 +287,27 @@ pub const NOTE_MARKER: &[u8] = b"\0parity-note ";
 struct Settling {
     written: u64,
     settled: u64,
+}
+
+/// One entry of a peer's write queue.
+enum WriteCmd {
+    /// Bytes to write, and when they were queued (since the peer started).
+    Bytes(Vec<u8>, Duration),
+    /// Shut the write side down (EOF for the peer) and end the task.
+    Close,
+}
+
+/// The sending half of a peer's write queue and the task that drains it into stdin.
+struct Writer {
+    tx: mpsc::UnboundedSender<WriteCmd>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+/// Bytes waiting in a write queue, and a wake-up for whoever waits for it to drain.
+#[derive(Default)]
+struct Backlog {
+    bytes: std::sync::atomic::AtomicUsize,
+    drained: tokio::sync::Notify,
 }
 
 /// How long shutdown waits for stderr's last lines once the process is gone (a descendant may
@@ -413,10 +461,17 @@ impl Peer {
         tracing::debug!(command = %spec.display(), pid = ?child.id(), "peer started");
         let start = Instant::now();
         let log: SharedLog = Arc::new(Mutex::new(Vec::new()));
-        let stdin = child
-            .stdin
-            .take()
-            .map(|s| Box::new(s) as Box<dyn AsyncWrite + Unpin + Send>);
+        let write_error = Arc::new(Mutex::new(None));
+        let backlog = Arc::new(Backlog::default());
+        let stdin = child.stdin.take().map(|s| {
+            start_writer(
+                Box::new(s),
+                start,
+                log.clone(),
+                write_error.clone(),
+                backlog.clone(),
+            )
+        });
         let stdout = child.stdout.take();
         let stderr = child.stderr.take();
         let (tx, rx) = mpsc::channel(256);
@@ -438,6 +493,9 @@ impl Peer {
             start,
             log,
             stdin,
+            write_error,
+            backlog,
+            answers_dropped: 0,
             lines: rx,
             stdout_eof: false,
             pid: child.id(),
@@ -481,10 +539,22 @@ impl Peer {
             tx,
             marker,
         ));
+        let write_error = Arc::new(Mutex::new(None));
+        let backlog = Arc::new(Backlog::default());
+        let stdin = Some(start_writer(
+            Box::new(writer),
+            start,
+            log.clone(),
+            write_error.clone(),
+            backlog.clone(),
+        ));
         Peer {
             start,
             log,
-            stdin: Some(Box::new(writer)),
+            stdin,
+            write_error,
+            backlog,
+            answers_dropped: 0,
             lines: rx,
             stdout_eof: false,
             child: None,
@@ -535,9 +605,81 @@ impl Peer {
         self.start.elapsed()
     }
 
-    /// Writes raw bytes to the peer's stdin exactly as given (no newline is added), and records
-    /// them as one `c2s` frame per line.
+    /// Queues raw bytes for the peer's stdin exactly as given (no newline is added), and
+    /// records them as one `c2s` frame per line, at the time they were queued. Never waits for
+    /// the peer to read: the writer task writes the queue in order ([`Peer::flushed`] waits
+    /// for it).
+    ///
+    /// Errors: stdin was closed ([`PeerError::StdinClosed`]), or an earlier queued write
+    /// failed ([`PeerError::Write`]: the peer closed its stdin or exited).
     pub async fn send_raw(&mut self, bytes: &[u8]) -> Result<(), PeerError> {
+        self.enqueue(bytes)
+    }
+
+    /// Queues an answer to a request the peer sent, as one compact JSON line, unless
+    /// [`ANSWER_QUEUE_CAP`] bytes are already waiting to be written (a peer flooding requests
+    /// without reading its stdin): then the answer is dropped, the first drop is noted in the
+    /// frame log, and `Ok(false)` is returned. Never waits.
+    ///
+    /// Errors: as [`Peer::send_raw`].
+    pub fn send_answer(&mut self, value: &serde_json::Value) -> Result<bool, PeerError> {
+        let mut bytes = serde_json::to_vec(value).unwrap_or_default();
+        bytes.push(b'\n');
+        if self.backlog.bytes.load(Ordering::Relaxed) + bytes.len() > ANSWER_QUEUE_CAP {
+            self.answers_dropped += 1;
+            if self.answers_dropped == 1 {
+                self.note(format!(
+                    "parity dropped its answer to a request of the peer: {} bytes were already waiting to be written to the peer's stdin (cap {ANSWER_QUEUE_CAP}); the peer is not reading",
+                    self.backlog.bytes.load(Ordering::Relaxed)
+                ));
+            }
+            return Ok(false);
+        }
+        self.enqueue(&bytes).map(|()| true)
+    }
+
+    /// How many answers [`Peer::send_answer`] dropped because the write queue was full.
+    pub fn answers_dropped(&self) -> u64 {
+        self.answers_dropped
+    }
+
+    /// Whether a queued write failed (the peer closed its stdin or exited).
+    pub fn write_failed(&self) -> bool {
+        lock_err(&self.write_error).is_some()
+    }
+
+    /// Bytes queued for the peer's stdin and not yet written.
+    pub fn write_backlog(&self) -> usize {
+        self.backlog.bytes.load(Ordering::Relaxed)
+    }
+
+    /// Waits until everything queued so far has been written (true), or `timeout` passes, or
+    /// a write failed (false).
+    pub async fn flushed(&self, timeout: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let notified = self.backlog.drained.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if lock_err(&self.write_error).is_some() {
+                return false;
+            }
+            if self.backlog.bytes.load(Ordering::Relaxed) == 0 {
+                return true;
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return false;
+            }
+        }
+    }
+
+    fn enqueue(&mut self, bytes: &[u8]) -> Result<(), PeerError> {
+        if let Some((kind, text)) = lock_err(&self.write_error).clone() {
+            return Err(PeerError::Write(std::io::Error::new(kind, text)));
+        }
+        let Some(writer) = &self.stdin else {
+            return Err(PeerError::StdinClosed);
+        };
         let t = self.start.elapsed();
         {
             let mut log = lock(&self.log);
@@ -562,12 +704,18 @@ impl Peer {
                 rest = next;
             }
         }
-        let stdin = self.stdin.as_mut().ok_or(PeerError::StdinClosed)?;
-        stdin.write_all(bytes).await.map_err(PeerError::Write)?;
+        self.backlog.bytes.fetch_add(bytes.len(), Ordering::Relaxed);
+        if writer.tx.send(WriteCmd::Bytes(bytes.to_vec(), t)).is_err() {
+            self.backlog.bytes.fetch_sub(bytes.len(), Ordering::Relaxed);
+            return Err(PeerError::Write(std::io::Error::new(
+                std::io::ErrorKind::BrokenPipe,
+                "the peer's stdin writer has ended",
+            )));
+        }
         if let Some(s) = &mut self.settling {
             s.written += bytes.iter().filter(|b| **b == b'\n').count() as u64;
         }
-        stdin.flush().await.map_err(PeerError::Write)
+        Ok(())
     }
 
     /// Writes one JSON value as a compact line plus `\n`.
@@ -610,10 +758,32 @@ impl Peer {
         }
     }
 
-    /// Closes the peer's stdin (EOF for the peer).
+    /// Closes the peer's stdin (EOF for the peer) once the write queue has drained, waiting
+    /// for that at most [`CLOSE_DRAIN`]; what a peer that does not read leaves in the queue is
+    /// dropped (and noted in the frame log) and the pipe closed anyway.
     pub async fn close_stdin(&mut self) {
-        if let Some(mut s) = self.stdin.take() {
-            let _ = s.shutdown().await;
+        let Some(mut w) = self.stdin.take() else {
+            return;
+        };
+        let _ = w.tx.send(WriteCmd::Close);
+        drop(w.tx);
+        if tokio::time::timeout(CLOSE_DRAIN, &mut w.task)
+            .await
+            .is_err()
+        {
+            w.task.abort();
+            let _ = w.task.await;
+            let left = self.backlog.bytes.swap(0, Ordering::Relaxed);
+            self.note(format!(
+                "{left} bytes queued for the peer's stdin were never written: it did not read them within {} ms; stdin was closed anyway",
+                CLOSE_DRAIN.as_millis()
+            ));
+        }
+        if self.answers_dropped > 1 {
+            self.note(format!(
+                "parity dropped {} answers to requests of the peer in all (its write queue was full)",
+                self.answers_dropped
+            ));
         }
     }
 
@@ -644,7 +814,10 @@ impl Peer {
     /// Whether the session can still be used: stdin open, stdout not at its end, and the
     /// process (if any) still running.
     pub fn is_open(&mut self) -> bool {
-        self.stdin.is_some() && !self.stdout_eof && self.try_exited().is_none()
+        self.stdin.is_some()
+            && lock_err(&self.write_error).is_none()
+            && !self.stdout_eof
+            && self.try_exited().is_none()
     }
 
     /// Whether this peer is a bridge to another transport ([`Peer::bridged`]).
@@ -835,6 +1008,95 @@ fn lock(log: &SharedLog) -> std::sync::MutexGuard<'_, Vec<WireEvent>> {
     match log.lock() {
         Ok(g) => g,
         Err(p) => p.into_inner(),
+    }
+}
+
+fn lock_err(
+    e: &Mutex<Option<(std::io::ErrorKind, String)>>,
+) -> std::sync::MutexGuard<'_, Option<(std::io::ErrorKind, String)>> {
+    match e.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    }
+}
+
+/// Starts the writer task of a peer's stdin and returns its queue.
+fn start_writer(
+    stdin: Box<dyn AsyncWrite + Unpin + Send>,
+    start: Instant,
+    log: SharedLog,
+    error: Arc<Mutex<Option<(std::io::ErrorKind, String)>>>,
+    backlog: Arc<Backlog>,
+) -> Writer {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let task = tokio::spawn(write_queue(stdin, rx, start, log, error, backlog));
+    Writer { tx, task }
+}
+
+/// The writer task: writes each queued entry in order and flushes it. The first error is
+/// kept (the next [`Peer::send_raw`] returns it) and ends the task, dropping the rest of the
+/// queue. A write that waited [`SLOW_WRITE`] or more for the peer to read adds a note (at most
+/// one per [`SLOW_WRITE`]).
+async fn write_queue(
+    mut stdin: Box<dyn AsyncWrite + Unpin + Send>,
+    mut rx: mpsc::UnboundedReceiver<WriteCmd>,
+    start: Instant,
+    log: SharedLog,
+    error: Arc<Mutex<Option<(std::io::ErrorKind, String)>>>,
+    backlog: Arc<Backlog>,
+) {
+    let mut last_note: Option<Duration> = None;
+    while let Some(cmd) = rx.recv().await {
+        match cmd {
+            WriteCmd::Bytes(bytes, queued_at) => {
+                let res = async {
+                    stdin.write_all(&bytes).await?;
+                    stdin.flush().await
+                }
+                .await;
+                backlog.bytes.fetch_sub(bytes.len(), Ordering::Relaxed);
+                if let Err(e) = res {
+                    *lock_err(&error) = Some((e.kind(), e.to_string()));
+                    // What is still queued will never be written.
+                    rx.close();
+                    while let Ok(WriteCmd::Bytes(b, _)) = rx.try_recv() {
+                        backlog.bytes.fetch_sub(b.len(), Ordering::Relaxed);
+                    }
+                    backlog.drained.notify_waiters();
+                    return;
+                }
+                let now = start.elapsed();
+                let waited = now.saturating_sub(queued_at);
+                if waited >= SLOW_WRITE && last_note.is_none_or(|t| now - t >= SLOW_WRITE) {
+                    last_note = Some(now);
+                    let text = format!(
+                        "parity's write queued at {} ms was written at {} ms: the peer did not read its stdin meanwhile",
+                        queued_at.as_millis(),
+                        now.as_millis()
+                    )
+                    .into_bytes();
+                    lock(&log).push(WireEvent {
+                        dir: Dir::Note,
+                        t: now,
+                        frame: Frame::Line(Line {
+                            len: text.len() as u64,
+                            bytes: text,
+                            over_cap: false,
+                            sha256: None,
+                            terminated: true,
+                            elided: false,
+                        }),
+                    });
+                }
+                if backlog.bytes.load(Ordering::Relaxed) == 0 {
+                    backlog.drained.notify_waiters();
+                }
+            }
+            WriteCmd::Close => {
+                let _ = stdin.shutdown().await;
+                return;
+            }
+        }
     }
 }
 

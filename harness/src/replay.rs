@@ -1193,14 +1193,23 @@ pub async fn drive(t: &Transcript, peer: &mut Peer, timeout: Duration) -> Driven
         if !e.partial {
             bytes.push(b'\n');
         }
-        match tokio::time::timeout(timeout, peer.send_raw(&bytes)).await {
-            Ok(Ok(())) => {}
-            Ok(Err(_)) => {
+        // Writes are queued (the peer's writer task writes them); wait for this one to be
+        // written, so a target that stopped reading is told apart from a slow one.
+        let (written, closed) = match peer.send_raw(&bytes).await {
+            Ok(()) => {
+                let written = peer.flushed(timeout).await;
+                (written, peer.write_failed())
+            }
+            Err(_) => (false, true),
+        };
+        match (written, closed) {
+            (true, _) => {}
+            (false, true) => {
                 d.notes
                     .push("the target closed its stdin; stopped sending".into());
                 break;
             }
-            Err(_) => {
+            (false, false) => {
                 d.notes.push(format!(
                     "the target stopped reading its stdin (a write blocked for {} ms); stopped sending",
                     timeout.as_millis()

@@ -1511,9 +1511,13 @@ fn server_initiated(v: &Value) -> bool {
     v.get("method").is_some_and(Value::is_string) || v.get("$unparsed").is_some()
 }
 
+/// A repeated response ([`crate::mcp::Inbound::repeat`]: a request answered twice) is left
+/// out: `mcp.base.duplicate-response` judges it, and it answers no step.
 fn drain_inbox(client: &mut Client, pending: &mut VecDeque<Value>) {
     for inb in client.inbox.drain(..) {
-        pending.push_back(strict_value(&inb));
+        if !inb.repeat {
+            pending.push_back(strict_value(&inb));
+        }
     }
 }
 
@@ -1621,6 +1625,8 @@ async fn run_step(
                 let msg = match pending.pop_front() {
                     Some(v) => v,
                     None => match client.next_message().await {
+                        // A request answered twice is the duplicate-response monitor's.
+                        Ok(inb) if inb.repeat => continue,
                         Ok(inb) => strict_value(&inb),
                         Err(Recv::Eof) => {
                             return Err("expected a message, but the server closed stdout".into())
@@ -1660,7 +1666,7 @@ async fn run_step(
                 ));
             }
             let (mut got, eof) = client.collect_for(*window).await;
-            got.retain(|inb| !server_initiated(&strict_value(inb)));
+            got.retain(|inb| !inb.repeat && !server_initiated(&strict_value(inb)));
             if let Some(first) = got.first() {
                 return Err(format!(
                     "expected silence for {} ms, but {} message(s) arrived, first: {}",

@@ -116,7 +116,7 @@ fn each_faulty_agent_trips_its_checks_and_nothing_unexplained() {
     ];
     let mut problems = Vec::new();
     for f in parity_fakes::acp_catalogue() {
-        if f.profile != parity_fakes::AcpProfile::Acp {
+        if f.profile != parity_fakes::AcpProfile::Acp || f.trips.is_empty() {
             continue;
         }
         let acp = fake_cmd(f.name);
@@ -156,4 +156,54 @@ fn each_faulty_agent_trips_its_checks_and_nothing_unexplained() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// An agent that floods the client with 10,000 extension requests (reading nothing until the
+/// client has read them) gets judged verdicts from the checks that send a probe that may get
+/// no answer, and they pass: the client's writes are queued, so its reading never stalls.
+#[test]
+fn a_flooding_agent_gets_judged_verdicts_and_passes() {
+    let r = run_bad_agent(
+        "acp-request-flood",
+        &[
+            "--filter",
+            "acp.base.parse-error",
+            "--filter",
+            "acp.base.invalid-request",
+            "--filter",
+            "acp.base.id-echo",
+        ],
+        &[0],
+    );
+    let v = verdicts(&r);
+    assert_eq!(v.len(), 3, "{r}");
+    assert!(v.iter().all(|(_, x)| x == "pass"), "{v:?}\n{r}");
+}
+
+/// An agent that answers nothing after `initialize` gives the probes of acp.base.parse-error
+/// and acp.base.invalid-request no answer, and no answer to the `initialize` sent after them
+/// either: without proof that it read them, the verdict is `timeout`, never `fail`.
+#[test]
+fn no_answer_without_proof_is_a_timeout_not_a_fail() {
+    let r = run_bad_agent(
+        "acp-deaf-after-init",
+        &[
+            "--timeout-multiplier",
+            "0.3",
+            "--filter",
+            "acp.base.parse-error",
+            "--filter",
+            "acp.base.invalid-request",
+        ],
+        &[0, 1, 2],
+    );
+    for check in ["acp.base.parse-error", "acp.base.invalid-request"] {
+        let id = format!("{check}@acp#v1");
+        assert_eq!(r.verdict(&id), Some("timeout"), "{id}\n{r}");
+        let m = r.cases()[&id]["message"].as_str().unwrap_or("").to_string();
+        assert!(
+            m.contains("whether the agent read it is unknown"),
+            "{id}: {m}"
+        );
+    }
 }

@@ -476,3 +476,141 @@ fn reference_only_scenarios_are_not_planned_against_other_servers() {
         "{r}"
     );
 }
+
+/// A correct server that floods parity with 10,000 `ping` and `roots/list` requests (and reads
+/// nothing until parity has read them) gets judged verdicts, and passes: parity's writes go
+/// through a queue of their own, so its reading never waits on a blocked pipe. Before, these
+/// checks stalled to the case deadline.
+#[test]
+fn a_request_flood_gets_judged_verdicts_and_they_pass() {
+    let _g = serial();
+    // The peer really floods: after the handshake, 10,000 requests come before the answer to
+    // the next request.
+    let mark = format!("parity-tests-{}-request-flood", std::process::id());
+    let mut c = Command::new(parity())
+        .args(["fake", "benign-request-flood"])
+        .env(common::MARKER_VAR, &mark)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn fake");
+    use std::io::Write;
+    let mut stdin = c.stdin.take().expect("stdin");
+    let mut out = BufReader::new(c.stdout.take().expect("stdout")).lines();
+    // The handshake first (the flood starts once it has been answered), then one request.
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{{"roots":{{}}}},"clientInfo":{{"name":"t","version":"0"}}}}}}"#
+    )
+    .expect("write");
+    let mut next = || -> serde_json::Value {
+        let line = out.next().expect("a line").expect("read");
+        serde_json::from_str(&line).expect("json")
+    };
+    while next()["id"] != 1 {}
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .expect("write");
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":2,"method":"ping"}}"#).expect("write");
+    let mut requests = 0;
+    loop {
+        let v = next();
+        if v["id"] == 2 {
+            break;
+        }
+        if v["method"] == "ping" || v["method"] == "roots/list" {
+            requests += 1;
+        }
+    }
+    drop(stdin);
+    let _ = c.kill();
+    let _ = c.wait();
+    kill_marked(&mark);
+    assert_eq!(requests, 10_000, "the flood came before the answer");
+
+    let checks = [
+        "mcp.base.parse-error",
+        "mcp.base.batch",
+        "mcp.base.batch-rejected",
+        "mcp.base.invalid-request",
+        "mcp.base.id-echo",
+        "mcp.base.notification-unanswered",
+    ];
+    let mut extra = Vec::new();
+    for check in checks {
+        extra.extend(["--filter", check]);
+    }
+    let r = run_bad("benign-request-flood", &extra, &[0]);
+    for check in checks {
+        let got = r.verdicts_of(check);
+        assert!(!got.is_empty(), "{check} did not run\n{r}");
+        for (id, verdict) in got {
+            assert_eq!(verdict, "pass", "{id}\n{r}");
+        }
+    }
+    no_debug_output(&r);
+}
+
+/// A server that answers every request twice: the copy is reported by
+/// mcp.base.duplicate-response, with both frames, and never blamed on the check whose turn it
+/// arrived in (here mcp.base.notification-unanswered, which before counted it as "a
+/// notification was answered").
+#[test]
+fn a_duplicate_response_is_its_own_verdict_and_the_next_check_is_not_blamed() {
+    let _g = serial();
+    let r = run_bad(
+        "answer-twice",
+        &[
+            "--jobs",
+            "1",
+            "--filter",
+            "mcp.base.id-echo",
+            "--filter",
+            "mcp.base.notification-unanswered",
+            "--filter",
+            "mcp.base.duplicate-response",
+        ],
+        &[0],
+    );
+    for rev in [LEGACY, MODERN] {
+        let dup = &r.cases()[&case("mcp.base.duplicate-response", rev)];
+        assert_eq!(dup["verdict"], "warn", "{rev}\n{r}");
+        let m = dup["message"].as_str().unwrap_or("");
+        assert!(
+            m.contains("first at") && m.contains("again at") && m.contains("2 times"),
+            "{m}"
+        );
+        assert!(m.contains("the Server MUST reply with a Response"), "{m}");
+        for check in ["mcp.base.notification-unanswered", "mcp.base.id-echo"] {
+            let id = case(check, rev);
+            assert_eq!(r.verdict(&id), Some("pass"), "{id}\n{r}");
+        }
+        // The copy really arrived in the notification check's turn: a response whose id no
+        // request of that turn carried.
+        let ev: Vec<String> = r.cases()[&case("mcp.base.notification-unanswered", rev)]["evidence"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|e| e.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default();
+        // Evidence lines are clipped, so the id is read from the text: what follows `"id":`.
+        let ids = |arrow: &str| -> Vec<String> {
+            ev.iter()
+                .filter_map(|l| l.strip_prefix(arrow))
+                .filter_map(|l| l.split_once("\"id\":").map(|(_, rest)| rest))
+                .filter_map(|rest| rest.split([',', '}']).next().map(String::from))
+                .collect()
+        };
+        let sent = ids("→");
+        assert!(
+            ids("←").iter().any(|id| !sent.contains(id)),
+            "no copy arrived in the notification check's turn: {ev:?}"
+        );
+    }
+    no_debug_output(&r);
+}
