@@ -46,6 +46,18 @@ fn violated(s: impl Into<String>) -> Status {
     Status::Violated(s.into())
 }
 
+/// A wait that found no answer after lines over the line cap were skipped unread
+/// ([`Client::skipped`]): one of them may have been the answer, so the check is `timeout`, never
+/// a violation (the run adds which lines, the cap and `--line-cap` to the message). `None` when
+/// no line was skipped.
+fn unread(c: &Client, what: &str) -> Option<Status> {
+    (c.skipped.lines > 0).then(|| {
+        Status::Timeout(format!(
+            "{what} got no readable response before the deadline"
+        ))
+    })
+}
+
 /// A request that got no response: a timeout is `timeout`; a closed stdout breaks JSON-RPC's
 /// "the Server MUST reply", whatever the check's level.
 fn unanswered(what: &str, reply: &Reply) -> Status {
@@ -246,7 +258,8 @@ async fn parse_error_body(_ctx: &Ctx, c: &mut Client, _init: &Value) -> Status {
             None => violated("the answer to an unparsable line is not JSON"),
         },
         Err(crate::peer::Recv::Eof) => violated("the agent closed stdout after an unparsable line"),
-        Err(_) => violated("an unparsable line got no -32700 error response"),
+        Err(_) => unread(c, "an unparsable line")
+            .unwrap_or_else(|| violated("an unparsable line got no -32700 error response")),
     };
     if status == Status::Pass && !still_serving(c).await {
         return violated("the agent stopped answering after an unparsable line");
@@ -297,7 +310,10 @@ async fn invalid_request_body(_ctx: &Ctx, c: &mut Client, _init: &Value) -> Stat
                     "the agent closed stdout after `{shown}` (a crash on a message that is not a Request object)"
                 ))
             }
-            Err(_) => return violated(format!("`{shown}` got no error response")),
+            Err(_) => {
+                return unread(c, &format!("`{shown}`"))
+                    .unwrap_or_else(|| violated(format!("`{shown}` got no error response")))
+            }
         }
     }
     if !still_serving(c).await {

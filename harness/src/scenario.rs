@@ -1372,7 +1372,7 @@ pub async fn run_case_timed(ctx: &Ctx, scenario: &Scenario) -> CaseResult {
     let t0 = Instant::now();
     let finding = ctx.within_deadline(run_case(ctx, scenario)).await;
     let ms = t0.elapsed().as_millis() as u64;
-    match finding {
+    let mut r = match finding {
         Some(f) => case_result(scenario, &ctx.revision, f, ms),
         None => {
             let ev = ctx.salvage();
@@ -1384,7 +1384,9 @@ pub async fn run_case_timed(ctx: &Ctx, scenario: &Scenario) -> CaseResult {
             );
             r
         }
-    }
+    };
+    crate::run::explain_unread(&mut r, ctx.unread_note());
+    r
 }
 
 /// The case id of a scenario at a revision: `<id>@mcp-stdio#<revision>`.
@@ -1454,7 +1456,12 @@ pub async fn run_case(ctx: &Ctx, scenario: &Scenario) -> Finding {
             } else {
                 String::new()
             };
-            status = Status::Violated(format!("steps[{i}]{line}: {msg}"));
+            // A line over the cap was skipped unread: it may have been what the step waited
+            // for, so the step could not be judged (a `timeout`, never a failure).
+            status = match client.skipped.note(ctx.target.spec.line_cap) {
+                Some(note) => Status::Timeout(format!("steps[{i}]{line}: {msg}; {note}")),
+                None => Status::Violated(format!("steps[{i}]{line}: {msg}")),
+            };
             break;
         }
     }
@@ -1621,6 +1628,9 @@ async fn run_step(
                 let msg = match pending.pop_front() {
                     Some(v) => v,
                     None => match client.next_message().await {
+                        // Only a prefix of a line over the cap was kept: it cannot be matched
+                        // (the step's error names it, `Client::skipped`).
+                        Ok(inb) if inb.line.cut() => continue,
                         Ok(inb) => strict_value(&inb),
                         Err(Recv::Eof) => {
                             return Err("expected a message, but the server closed stdout".into())
