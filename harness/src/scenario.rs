@@ -312,10 +312,11 @@ impl fmt::Display for LoadError {
                 write!(f, ":{}", self.column)?;
             }
         }
+        use crate::textfile::{clip_quoted, MAX_MESSAGE, MAX_QUOTED};
         if !self.field.is_empty() {
-            write!(f, ": {}", self.field)?;
+            write!(f, ": {}", clip_quoted(&self.field, MAX_QUOTED))?;
         }
-        write!(f, ": {}", self.message)
+        write!(f, ": {}", clip_quoted(&self.message, MAX_MESSAGE))
     }
 }
 
@@ -1057,19 +1058,23 @@ fn load_step(cv: &Cv, node: &Node, field: &str) -> Result<Step, LoadError> {
 /// Errors: the file cannot be read or is not UTF-8, or any error of [`load_str`].
 pub fn load_path(path: &Path) -> Result<Scenario, LoadError> {
     let name = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| LoadError {
-        file: name.clone(),
-        line: 0,
-        column: 0,
-        field: String::new(),
-        message: format!("failed to read: {e}"),
-    })?;
-    let text = String::from_utf8(bytes).map_err(|e| LoadError {
-        file: name.clone(),
-        line: 0,
-        column: 0,
-        field: String::new(),
-        message: format!("not UTF-8: {e}"),
+    let text = crate::textfile::read_utf8(path).map_err(|e| {
+        let (line, column) = e.place();
+        LoadError {
+            file: name.clone(),
+            line: line as u64,
+            column: column as u64,
+            field: match &e {
+                crate::textfile::ReadError::NotUtf8 { before, .. } => {
+                    crate::textfile::yaml_key_near(before, line).unwrap_or_default()
+                }
+                crate::textfile::ReadError::Io(_) => String::new(),
+            },
+            message: match &e {
+                crate::textfile::ReadError::Io(io) => format!("failed to read: {io}"),
+                crate::textfile::ReadError::NotUtf8 { .. } => e.message("the scenario file"),
+            },
+        }
     })?;
     load_str(&name, &text)
 }
@@ -1718,6 +1723,31 @@ fn answered<'r>(what: &str, reply: &'r Reply) -> Result<&'r Value, String> {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn invalid_utf8_names_the_line_column_and_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.yaml");
+        std::fs::write(
+            &path,
+            b"version: 1\nid: mcp.scenario.x\ndescription: \"a\xff\"\n",
+        )
+        .unwrap();
+        let e = load_path(&path).unwrap_err();
+        assert_eq!(
+            (e.line, e.column, e.field.as_str()),
+            (3, 16, "description"),
+            "{e}"
+        );
+        assert!(e.to_string().contains("not valid UTF-8"), "{e}");
+    }
+
+    #[test]
+    fn cr_only_line_endings_are_located_by_their_lines() {
+        let e = load_str("s.yaml", "version: 1\rid: mcp.scenario.x\rbogus: 1\r").unwrap_err();
+        assert_eq!(e.line, 3, "{e}");
+        assert!(e.field.len() < 100, "{e}");
+    }
 
     fn check(pattern: Value, actual: Value, expected: &[&str]) {
         let got = partial_match(&pattern, &actual);
