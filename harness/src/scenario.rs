@@ -646,9 +646,9 @@ pub fn load_str(file: &str, text: &str) -> Result<Scenario, LoadError> {
     if matches!(root.kind, Kind::Null) {
         return Err(LoadError {
             file: file.to_string(),
-            line: 0,
-            column: 0,
-            field: String::new(),
+            line: 1,
+            column: 1,
+            field: "(document)".into(),
             message: "the file is empty (expected a scenario mapping)".into(),
         });
     }
@@ -1171,14 +1171,14 @@ pub fn check_ids(scenarios: &[Scenario]) -> Result<(), String> {
             return Err(format!(
                 "{}: id: {} is the id of a check in the catalogue",
                 s.source,
-                json!(s.id)
+                crate::textfile::clip_quoted(&json!(s.id).to_string(), crate::textfile::MAX_QUOTED)
             ));
         }
         if let Some(first) = seen.insert(&s.id, &s.source) {
             return Err(format!(
                 "{}: id: {} is already used by {first}",
                 s.source,
-                json!(s.id)
+                crate::textfile::clip_quoted(&json!(s.id).to_string(), crate::textfile::MAX_QUOTED)
             ));
         }
     }
@@ -1740,6 +1740,14 @@ mod tests {
             "{e}"
         );
         assert!(e.to_string().contains("not valid UTF-8"), "{e}");
+    }
+
+    #[test]
+    fn an_empty_file_is_located_at_its_first_line() {
+        for text in ["", "# only a comment\n", "\n\n"] {
+            let e = load_str("s.yaml", text).unwrap_err();
+            assert!(e.to_string().starts_with("s.yaml:1:1: "), "{e}");
+        }
     }
 
     #[test]

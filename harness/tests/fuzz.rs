@@ -282,6 +282,83 @@ fn check_error(shown: &str, file: &str, input: &[u8]) -> Result<(), TestCaseErro
     Ok(())
 }
 
+/// Inputs the random ones rarely hit: empty, blank, a lone line ending, a byte-order mark
+/// alone, one invalid byte. Every loader's error on them is located too.
+#[test]
+fn every_loader_locates_its_errors_on_edge_inputs() {
+    let edges: [&[u8]; 8] = [
+        b"",
+        b"\n",
+        b"\r",
+        b"\r\n",
+        b" \t ",
+        b"\xef\xbb\xbf",
+        b"\xff",
+        b"#\n",
+    ];
+    let known = |c: &str| parity_harness::select::known_check(c, &[]);
+    for bytes in edges {
+        let errors: Vec<(String, String)> = vec![
+            {
+                let (_d, p, f) = write("parity.toml", bytes);
+                (
+                    parity_harness::target::load(&p)
+                        .err()
+                        .map(|e| e.to_string())
+                        .unwrap_or_default(),
+                    f,
+                )
+            },
+            {
+                let (_d, p, f) = write("guard.toml", bytes);
+                (
+                    parity_harness::guard::load_rules(&p)
+                        .err()
+                        .map(|e| e.to_string())
+                        .unwrap_or_default(),
+                    f,
+                )
+            },
+            {
+                let (_d, p, f) = write("s.yaml", bytes);
+                (
+                    parity_harness::scenario::load_path(&p)
+                        .err()
+                        .map(|e| e.to_string())
+                        .unwrap_or_default(),
+                    f,
+                )
+            },
+            {
+                let (_d, p, f) = write("baseline.yaml", bytes);
+                (
+                    parity_harness::baseline::load(&p, &known)
+                        .err()
+                        .map(|e| e.to_string())
+                        .unwrap_or_default(),
+                    f,
+                )
+            },
+            {
+                let (_d, p, f) = write("t.jsonl", bytes);
+                (
+                    parity_harness::transcript::load(&p)
+                        .err()
+                        .map(|e| e.to_string())
+                        .unwrap_or_default(),
+                    f,
+                )
+            },
+        ];
+        for (shown, file) in errors {
+            assert!(
+                shown.is_empty() || located(&shown, &file),
+                "{bytes:?}: {shown}"
+            );
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(config(1))]
 
