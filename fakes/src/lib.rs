@@ -32,7 +32,7 @@ pub use http_zoo::{
     HttpBenign, HttpFault,
 };
 pub use hygiene_zoo::{find_host_fault, host_catalogue, serve_host, HostFault, HOST_HELPERS};
-pub use zoo::catalogue;
+pub use zoo::{catalogue, LONG_ANSWER_PAD};
 
 /// What to do after handling an input line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -647,6 +647,29 @@ impl Fault for HugeLine {
     }
 }
 
+/// Bytes of padding [`LongAnswer`] adds to every `tools/list` result.
+pub const LONG_ANSWER_PAD: usize = 256 * 1024;
+
+/// Answers `tools/list` with a line padded past 256 KiB (a `_meta` member of the result): valid
+/// JSON-RPC, but over a small `--line-cap`.
+struct LongAnswer;
+impl Fault for LongAnswer {
+    fn on_output(&mut self, line: &[u8], io: &mut Io) {
+        match parse(line) {
+            Some(mut v) if v.pointer("/result/tools").is_some() => {
+                if let Some(r) = v.get_mut("result").and_then(Value::as_object_mut) {
+                    r.insert(
+                        "_meta".into(),
+                        json!({"parity.pad": "x".repeat(LONG_ANSWER_PAD)}),
+                    );
+                }
+                emit(io, &v);
+            }
+            _ => io.client_line(line),
+        }
+    }
+}
+
 struct BinaryGarbage;
 impl Fault for BinaryGarbage {
     fn on_start(&mut self, io: &mut Io) {
@@ -940,6 +963,12 @@ pub fn catalogue() -> &'static [FaultInfo] {
                 "writes a 64 MiB line before serving",
                 [],
                 || Box::new(HugeLine)
+            ),
+            fault!(
+                "long-answer",
+                "answers tools/list with a line over 256 KiB (valid, but over a small --line-cap)",
+                [],
+                || Box::new(LongAnswer)
             ),
             fault!(
                 "binary-garbage",

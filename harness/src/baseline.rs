@@ -94,9 +94,10 @@ pub struct Entry {
 
 /// A baseline file that could not be loaded.
 ///
-/// Displays as ``FILE:LINE: entry `PATTERN`: MESSAGE``; without an entry (YAML syntax, top-level
-/// keys, an entry with no `case`) as `FILE:LINE: MESSAGE`, and without a line (the file could not
-/// be read) as `FILE: MESSAGE`.
+/// Displays as ``FILE:LINE: entry `PATTERN`: MESSAGE``; without an entry (top-level keys, an
+/// entry with no `case`) as `FILE:LINE: MESSAGE`; for text that is not UTF-8 or not YAML as
+/// `FILE:LINE:COLUMN: KEY: MESSAGE`; and without a line (the file could not be read) as
+/// `FILE: MESSAGE`. Long patterns, keys and messages are clipped, saying how much was left out.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}", self.render())]
 pub struct BaselineError {
@@ -106,21 +107,32 @@ pub struct BaselineError {
     pub line: usize,
     /// The entry's `case` pattern, when the error concerns one entry that has one.
     pub entry: Option<String>,
+    /// 1-based column, when known (0 otherwise): set for text that is not UTF-8 or YAML.
+    pub col: usize,
+    /// The key at fault, when the error is located by text rather than by entry (text that is
+    /// not UTF-8 or not YAML).
+    pub key: Option<String>,
     /// What is wrong.
     pub message: String,
 }
 
 impl BaselineError {
     fn render(&self) -> String {
+        use crate::textfile::{clip_quoted, MAX_MESSAGE, MAX_QUOTED};
         let mut s = self.file.display().to_string();
         if self.line > 0 {
             s.push_str(&format!(":{}", self.line));
+            if self.col > 0 {
+                s.push_str(&format!(":{}", self.col));
+            }
         }
         if let Some(e) = &self.entry {
-            s.push_str(&format!(": entry `{e}`"));
+            s.push_str(&format!(": entry `{}`", clip_quoted(e, MAX_QUOTED)));
+        } else if let Some(k) = &self.key {
+            s.push_str(&format!(": {}", clip_quoted(k, MAX_QUOTED)));
         }
         s.push_str(": ");
-        s.push_str(&self.message);
+        s.push_str(&clip_quoted(&self.message, MAX_MESSAGE));
         s
     }
 }
@@ -382,6 +394,8 @@ impl Cx<'_> {
             file: self.file.to_path_buf(),
             line,
             entry: entry.map(str::to_string),
+            col: 0,
+            key: None,
             message: message.into(),
         }
     }
@@ -424,8 +438,16 @@ impl Cx<'_> {
 
 /// Parses YAML text into the located tree.
 fn parse_tree(cx: &Cx, text: &str) -> Result<Node, BaselineError> {
-    crate::yaml::parse(text)
-        .map_err(|e| cx.err(e.line, None, format!("not valid YAML: {}", e.message)))
+    crate::yaml::parse(text).map_err(|e| {
+        let mut err = cx.err(e.line, None, format!("not valid YAML: {}", e.message));
+        err.col = e.column;
+        err.key = if e.field.is_empty() {
+            crate::textfile::yaml_key_near(text, e.line)
+        } else {
+            Some(e.field.clone())
+        };
+        err
+    })
 }
 
 /// Loads a baseline file. `known_check` says whether a check id is one parity knows
@@ -437,8 +459,18 @@ fn parse_tree(cx: &Cx, text: &str) -> Result<Node, BaselineError> {
 /// the file, the 1-based line and the entry (see [`BaselineError`]).
 pub fn load(path: &Path, known_check: &dyn Fn(&str) -> bool) -> Result<Baseline, BaselineError> {
     let cx = Cx { file: path };
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| cx.err(0, None, format!("cannot read the baseline: {e}")))?;
+    let text = crate::textfile::read_utf8(path).map_err(|e| match &e {
+        crate::textfile::ReadError::Io(io) => {
+            cx.err(0, None, format!("cannot read the baseline: {io}"))
+        }
+        crate::textfile::ReadError::NotUtf8 { before, .. } => {
+            let (line, col) = e.place();
+            let mut err = cx.err(line, None, e.message("the baseline"));
+            err.col = col;
+            err.key = crate::textfile::yaml_key_near(before, line);
+            err
+        }
+    })?;
     let entries = parse_text(&cx, &text, known_check)?;
     Ok(Baseline {
         path: path.to_path_buf(),
@@ -891,6 +923,50 @@ mod tests {
         let e = load_text(text).unwrap_err();
         assert!(e.file.ends_with("baseline.yaml"), "{e}");
         e
+    }
+
+    #[test]
+    fn invalid_utf8_names_the_line_column_and_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("baseline.yaml");
+        std::fs::write(
+            &path,
+            b"version: 1\nexpected-failures:\n  - case: \"mcp.base.parse-error\"\n    reason: \"x\xff\"\n",
+        )
+        .unwrap();
+        let e = load(&path, &known).unwrap_err();
+        assert_eq!(
+            (e.line, e.col, e.key.as_deref()),
+            (4, 15, Some("reason")),
+            "{e}"
+        );
+        let shown = e.to_string();
+        assert!(
+            shown.contains("baseline.yaml:4:15: reason: not valid UTF-8"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn a_yaml_syntax_error_has_a_column_and_a_key() {
+        let e = err("version: 1\nexpected-failures:\n  - case: [\n");
+        assert!(e.line > 0 && e.col > 0, "{e}");
+        assert!(e.key.is_some(), "{e}");
+    }
+
+    #[test]
+    fn a_huge_pattern_is_clipped_in_the_message() {
+        let pattern = format!("mcp.{}", "z".repeat(1_000_000));
+        let e = err(&format!(
+            "version: 1\nexpected-failures:\n  - case: \"{pattern}\"\n    reason: x\n"
+        ));
+        let shown = e.to_string();
+        assert!(
+            shown.len() < 4 * crate::textfile::MAX_MESSAGE,
+            "{}",
+            shown.len()
+        );
+        assert!(shown.contains("more bytes)"), "{shown}");
     }
 
     const GOOD: &str = "\

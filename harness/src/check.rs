@@ -478,6 +478,11 @@ pub struct Ctx {
     clocks: Mutex<Vec<crate::mcp::StartClock>>,
     /// The shared session this case's [`Ctx::open`] leases, when the check shares one.
     pool: Option<Arc<SessionPool>>,
+    /// The stdout lines over the line cap this case's sessions skipped unread.
+    skipped: Mutex<crate::mcp::Skipped>,
+    /// Over Streamable HTTP, the first answer whose body the bridge cut at the body cap
+    /// ([`crate::http::HttpExchange::cap_note`]), as that note says it.
+    capped: Mutex<Option<String>>,
 }
 
 /// One session shared by the checks that do not break it, per binding and revision (the design
@@ -533,6 +538,8 @@ impl Ctx {
             live: Mutex::new(Vec::new()),
             clocks: Mutex::new(Vec::new()),
             pool: None,
+            skipped: Mutex::new(crate::mcp::Skipped::default()),
+            capped: Mutex::new(None),
         }
     }
 
@@ -641,6 +648,16 @@ impl Ctx {
         let mut ev = Vec::new();
         for (_, handle) in live {
             let events = handle.events();
+            let mut skipped = crate::mcp::Skipped::default();
+            for l in events
+                .iter()
+                .filter(|e| e.dir == crate::wire::Dir::S2c)
+                .filter_map(WireEvent::line)
+                .filter(|l| l.cut())
+            {
+                skipped.add(l.len);
+            }
+            self.note_skipped(skipped);
             ev = evidence(&events);
             self.keep(events);
         }
@@ -760,6 +777,18 @@ impl Ctx {
     /// like the graces) after closing stdin before SIGTERM, so a server that ignores EOF does
     /// not cost each case two seconds.
     pub async fn close(&self, mut client: Client) -> ShutdownReport {
+        self.note_skipped(std::mem::take(&mut client.skipped));
+        if client.peer.is_bridged() {
+            let capped = client.session_events().iter().find_map(|e| {
+                let l = e.line().filter(|_| e.dir == Dir::Note)?;
+                let text = String::from_utf8_lossy(&l.bytes);
+                let at = text.find(crate::http::BODY_CAPPED)?;
+                Some(text[at..].to_string())
+            });
+            if let (Some(c), Ok(mut g)) = (capped, self.capped.lock()) {
+                g.get_or_insert(c);
+            }
+        }
         if let (Some(pid), Ok(mut live)) = (client.peer.pid(), self.live.lock()) {
             live.retain(|(p, _)| *p != u64::from(pid));
         }
@@ -776,6 +805,33 @@ impl Ctx {
         let report = client.peer.shutdown(grace).await;
         self.keep(client.peer.events());
         report
+    }
+
+    fn note_skipped(&self, s: crate::mcp::Skipped) {
+        match self.skipped.lock() {
+            Ok(mut g) => g.merge(s),
+            Err(p) => p.into_inner().merge(s),
+        }
+    }
+
+    /// What to add to a verdict that found no answer (`timeout`, `not-run`) when this case's
+    /// sessions skipped stdout lines over the line cap ([`crate::mcp::Skipped::note`]): the
+    /// answer may have been one of them. `None` when none was skipped.
+    /// Over Streamable HTTP, an answer whose body was cut at the body cap is said the same way
+    /// ([`crate::http::HttpExchange::cap_note`]: the cap and the bytes that had come).
+    pub fn unread_note(&self) -> Option<String> {
+        let s = match self.skipped.lock() {
+            Ok(g) => *g,
+            Err(p) => *p.into_inner(),
+        };
+        let capped = match self.capped.lock() {
+            Ok(g) => g.clone(),
+            Err(p) => p.into_inner().clone(),
+        };
+        match (s.note(self.target.spec.line_cap), capped) {
+            (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Keeps frames for the monitors.

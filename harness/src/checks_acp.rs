@@ -46,6 +46,18 @@ fn violated(s: impl Into<String>) -> Status {
     Status::Violated(s.into())
 }
 
+/// A wait that found no answer after lines over the line cap were skipped unread
+/// ([`Client::skipped`]): one of them may have been the answer, so the check is `timeout`, never
+/// a violation (the run adds which lines, the cap and `--line-cap` to the message). `None` when
+/// no line was skipped.
+fn unread(c: &Client, what: &str) -> Option<Status> {
+    (c.skipped.lines > 0).then(|| {
+        Status::Timeout(format!(
+            "{what} got no readable response before the deadline"
+        ))
+    })
+}
+
 /// A request that got no response: a timeout is `timeout`; a closed stdout breaks JSON-RPC's
 /// "the Server MUST reply", whatever the check's level.
 fn unanswered(what: &str, reply: &Reply) -> Status {
@@ -230,8 +242,13 @@ async fn acp_barrier(
 /// The status of a probe that got no answer behind a barrier: a violation (JSON-RPC 2.0 §5:
 /// the Server MUST reply with a Response) only with proof the agent read the probe — it
 /// answered the `initialize` sent after it, or closed its stdout instead; without proof, a
-/// `timeout`, never a fail.
-fn acp_no_reply(what: &str, b: &crate::mcp::Barrier) -> Status {
+/// `timeout`, never a fail; a `timeout` too when a line over the cap was skipped unread
+/// ([`unread`]).
+fn acp_no_reply(c: &Client, what: &str, b: &crate::mcp::Barrier) -> Status {
+    // A line over the cap was skipped unread: it may have been the answer.
+    if let Some(status) = unread(c, what) {
+        return status;
+    }
     if b.proves_unanswered() {
         return violated(format!(
             "{what} got no error response, although the agent answered the initialize request sent after it (id {}), so it read it (JSON-RPC 2.0 §5: the Server MUST reply with a Response)",
@@ -261,7 +278,7 @@ async fn parse_error_body(_ctx: &Ctx, c: &mut Client, _init: &Value) -> Status {
         Err(e) => return io_err(e),
     };
     let Some(inb) = &b.answer else {
-        return acp_no_reply("an unparsable line", &b);
+        return acp_no_reply(c, "an unparsable line", &b);
     };
     let status = match inb.value() {
         Some(v) if v.get("error").is_some() => {
@@ -321,7 +338,7 @@ async fn invalid_request_body(_ctx: &Ctx, c: &mut Client, _init: &Value) -> Stat
         };
         serving = b.answered;
         let Some(inb) = &b.answer else {
-            return acp_no_reply(&format!("`{shown}`"), &b);
+            return acp_no_reply(c, &format!("`{shown}`"), &b);
         };
         match inb.value() {
             Some(v) if v.get("error").is_some() => {

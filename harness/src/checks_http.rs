@@ -167,6 +167,17 @@ impl<'a> Http<'a> {
         match self.client.send(request, deadline).await {
             Ok(x) => {
                 self.evidence.push(format!("← {}", x.summary(Some(600))));
+                // A body cut at the body cap cannot be judged (its end is what was not read):
+                // no answer to judge, never a violation.
+                if let Some(capped) = x.cap_note() {
+                    return Err(Finding {
+                        status: crate::check::Status::Timeout(format!(
+                            "no complete answer to {what}: {} came, and {capped}",
+                            x.status_line()
+                        )),
+                        evidence: self.evidence.clone(),
+                    });
+                }
                 Ok(x)
             }
             Err(crate::http::HttpError::Timeout { partial }) => {

@@ -178,39 +178,30 @@ struct RawRule {
 }
 
 /// The dotted key at `offset` of a rules file: `rule[N].key` inside the N-th (0-based)
-/// `[[rule]]` table, else the bare key.
+/// `[[rule]]` table, else the bare key; `hint` (a key a message names) replaces the key the
+/// line holds. Lines end at LF, CRLF or a lone CR ([`crate::textfile::lines`]).
 fn key_at(text: &str, offset: usize, hint: Option<&str>) -> String {
-    let offset = offset.min(text.len());
-    let before = text.get(..offset).unwrap_or("");
+    let (line, _) = crate::textfile::line_col(text, offset);
+    let all = crate::textfile::lines(text);
     // Headers up to the end of the offset's line: an error reported at a `[[rule]]` header
     // belongs to that rule.
-    let line_end = text
-        .get(offset..)
-        .and_then(|r| r.find('\n'))
-        .map_or(text.len(), |i| offset + i);
-    let rules_before = text
-        .get(..line_end)
-        .unwrap_or("")
-        .lines()
+    let rules_before = all
+        .iter()
+        .take(line)
         .filter(|l| l.trim_start().starts_with("[[rule]]"))
         .count();
-    let line_text = text
-        .get(offset..)
-        .map(|rest| {
-            let start = before.rfind('\n').map_or(0, |i| i + 1);
-            let end = offset + rest.find('\n').unwrap_or(rest.len());
-            text.get(start..end).unwrap_or("")
-        })
-        .unwrap_or("");
+    let found = crate::target::key_at(text, line);
     let key = match hint {
         Some(h) => h.to_string(),
-        None => line_text
-            .split_once('=')
-            .map(|(k, _)| k.trim().trim_matches('"').to_string())
-            .filter(|k| !k.is_empty() && !k.starts_with('['))
-            .unwrap_or_else(|| "-".into()),
+        None => found
+            .strip_prefix("rule.")
+            .map(str::to_string)
+            .unwrap_or(found.clone()),
     };
     if rules_before > 0 {
+        if found == "rule" && hint.is_none() {
+            return format!("rule[{}]", rules_before - 1);
+        }
         format!("rule[{}].{key}", rules_before - 1)
     } else {
         key
@@ -260,6 +251,13 @@ pub fn parse_rules(file: &str, text: &str) -> Result<Rules, RulesError> {
             message,
         }
     };
+    if let Some(offset) = crate::textfile::lone_cr(text) {
+        return Err(err_at(
+            offset,
+            key_at(text, offset, None),
+            crate::target::LONE_CR.to_string(),
+        ));
+    }
     let raw: RawFile = toml::from_str(text).map_err(|e| {
         let offset = e.span().map(|s| s.start).unwrap_or(0);
         let msg = e.message().to_string();
@@ -566,16 +564,25 @@ fn prefilter_sources(rule: &Rule, raw: &RawRule) -> Vec<Option<String>> {
     }
 }
 
-/// Reads and parses a rules file. Errors: the file cannot be read (line 0), else as
-/// [`parse_rules`].
+/// Reads and parses a rules file. Errors: the file cannot be read (line 0) or is not UTF-8
+/// (the line, column and key of the first invalid byte), else as [`parse_rules`].
 pub fn load_rules(path: &Path) -> Result<Rules, RulesError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| RulesError {
-        file: file.clone(),
-        line: 0,
-        col: 0,
-        key: "-".into(),
-        message: format!("failed to read the rules file: {e}"),
+    let text = crate::textfile::read_utf8(path).map_err(|e| {
+        let (line, col) = e.place();
+        let key = match &e {
+            crate::textfile::ReadError::NotUtf8 { before, .. } => {
+                key_at(before, before.len(), None)
+            }
+            crate::textfile::ReadError::Io(_) => "-".into(),
+        };
+        RulesError {
+            file: file.clone(),
+            line,
+            col,
+            key,
+            message: e.message("the rules file"),
+        }
     })?;
     parse_rules(&file, &text)
 }
@@ -1254,8 +1261,14 @@ impl Baseline {
     /// Reads a baseline file. Errors: unreadable, not JSON of this shape (with the line and
     /// column serde reports), or a version other than 1.
     pub fn load(path: &Path) -> Result<Baseline, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("{}: failed to read the baseline: {e}", path.display()))?;
+        let text = crate::textfile::read_utf8(path).map_err(|e| match e.place() {
+            (0, _) => format!("{}: {}", path.display(), e.message("the baseline")),
+            (line, col) => format!(
+                "{}:{line}:{col}: {}",
+                path.display(),
+                e.message("the baseline")
+            ),
+        })?;
         let b: Baseline = serde_json::from_str(&text).map_err(|e| {
             format!(
                 "{}:{}:{}: failed to parse the baseline: {e}",

@@ -24,6 +24,10 @@ use std::fmt;
 use std::time::Duration;
 use tokio::time::{timeout_at, Instant};
 
+/// How [`HttpExchange::cap_note`] begins: the words that mark a body cut at the body cap in
+/// evidence and in the Streamable HTTP bridge's notes.
+pub const BODY_CAPPED: &str = "parity stopped reading the body at its size cap";
+
 /// The default cap on a response body, in bytes (16 MiB); see [`HttpClient::with_body_cap`].
 pub const DEFAULT_BODY_CAP: usize = 16 * 1024 * 1024;
 
@@ -174,6 +178,9 @@ pub struct HttpExchange {
     pub body: Vec<u8>,
     /// Whether the body was longer than the cap; the rest was not read.
     pub truncated: bool,
+    /// Body bytes received before reading stopped: `body.len()`, or more when `truncated`
+    /// (the part of the last chunk past the cap was received and dropped).
+    pub received: u64,
     /// Time from sending the request to the end of reading the body (or to the deadline).
     pub elapsed: Duration,
 }
@@ -194,6 +201,20 @@ impl HttpExchange {
         let value = self.header("content-type")?;
         let media = value.split(';').next().unwrap_or("").trim();
         (!media.is_empty()).then(|| media.to_ascii_lowercase())
+    }
+
+    /// What to tell the user when the body was cut at the body cap ([`HttpExchange::truncated`]):
+    /// the cap in bytes and how many bytes had come when reading stopped, e.g. `parity stopped
+    /// reading the body at its size cap of 16777216 bytes, after 16842752 bytes had come (an
+    /// endless body or SSE event?)`. Starts with [`BODY_CAPPED`]. `None` for a whole body.
+    pub fn cap_note(&self) -> Option<String> {
+        self.truncated.then(|| {
+            format!(
+                "{BODY_CAPPED} of {} bytes, after {} bytes had come (an endless body or SSE event?)",
+                self.body.len(),
+                self.received
+            )
+        })
     }
 
     /// The body as text, invalid UTF-8 replaced by U+FFFD (for evidence).
@@ -692,6 +713,7 @@ impl HttpClient {
                 .collect(),
             body: Vec::new(),
             truncated: false,
+            received: 0,
             elapsed: Duration::ZERO,
         };
         if read_body {
@@ -717,6 +739,7 @@ impl HttpClient {
                     Ok(Ok(None)) => break,
                     Ok(Ok(Some(chunk))) => {
                         let room = self.body_cap.saturating_sub(exchange.body.len());
+                        exchange.received = exchange.received.saturating_add(chunk.len() as u64);
                         if chunk.len() > room {
                             exchange.body.extend_from_slice(&chunk[..room]);
                             exchange.truncated = true;
@@ -969,6 +992,7 @@ mod tests {
                 .unwrap_or_default(),
             body: body.to_vec(),
             truncated: false,
+            received: body.len() as u64,
             elapsed: Duration::ZERO,
         }
     }
@@ -1264,6 +1288,16 @@ mod tests {
             .unwrap();
         assert!(ex.truncated);
         assert_eq!(ex.body.len(), 1024);
+        assert!(ex.received > 1024, "{}", ex.received);
+        // The message says it stopped at the cap, with the cap and the bytes seen.
+        let note = ex.cap_note().unwrap_or_default();
+        assert!(note.starts_with(BODY_CAPPED), "{note}");
+        assert!(
+            note.contains("size cap of 1024 bytes")
+                && note.contains(&format!("after {} bytes had come", ex.received)),
+            "{note}"
+        );
+        assert!(ex.summary(Some(100)).contains("cut at the body cap"));
     }
 
     #[tokio::test]

@@ -310,7 +310,13 @@ async fn post(
     if let Some(id) = exchange.header("mcp-session-id") {
         lock(state).session = Some(id.to_owned());
     }
-    let cut = if cut { " · cut at the deadline" } else { "" };
+    let cut = match (cut, exchange.cap_note()) {
+        (true, _) => " · cut at the deadline".to_string(),
+        // A body cut at the body cap: said in the note, which a check's verdict then quotes
+        // (`crate::check::Ctx::unread_note`), instead of only "no response".
+        (false, Some(capped)) => format!(" · {capped}"),
+        (false, None) => String::new(),
+    };
     let Some(mut messages) = lenient_messages(&exchange).filter(|m| !m.is_empty()) else {
         let summary = exchange.summary(Some(NOTE_BODY_BYTES));
         let how = if exchange.status >= 400 && !notification {
@@ -501,5 +507,63 @@ mod tests {
             ),
             _ => panic!("a 200 with a JSON-RPC body answers the notification"),
         }
+    }
+
+    /// Answers every connection with an SSE event that never ends: headers, then `data: `
+    /// and `x` for as long as the client reads.
+    async fn serve_endless_event() -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((mut sock, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let mut buf = vec![0u8; 64 * 1024];
+                    let _ = tokio::io::AsyncReadExt::read(&mut sock, &mut buf).await;
+                    let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\ndata: ";
+                    if sock.write_all(head.as_bytes()).await.is_err() {
+                        return;
+                    }
+                    let chunk = vec![b'x'; 64 * 1024];
+                    while sock.write_all(&chunk).await.is_ok() {}
+                });
+            }
+        });
+        format!("http://{addr}/mcp")
+    }
+
+    #[tokio::test]
+    async fn an_endless_event_is_said_to_stop_at_the_body_cap_with_the_bytes_that_came() {
+        let url = serve_endless_event().await;
+        let timing = crate::check::Timing::scaled(2.0);
+        let mut target =
+            crate::check::McpTarget::new("endless", crate::peer::PeerSpec::new("-", Vec::new()));
+        target.http = Some(url);
+        let ctx = crate::check::Ctx::new(
+            std::sync::Arc::new(target),
+            "2025-11-25",
+            timing,
+            std::sync::Arc::default(),
+            "endless".into(),
+        );
+        let Ok(mut c) = ctx.start_raw().await else {
+            panic!("the bridge did not start");
+        };
+        let reply = c.request("ping", serde_json::json!({})).await;
+        assert!(matches!(reply, Ok(crate::mcp::Reply::Timeout)), "{reply:?}");
+        ctx.close(c).await;
+        let note = ctx.unread_note().unwrap_or_default();
+        let cap = crate::http::DEFAULT_BODY_CAP;
+        assert!(
+            note.starts_with(crate::http::BODY_CAPPED)
+                && note.contains(&format!("size cap of {cap} bytes")),
+            "{note}"
+        );
+        let came: u64 = note
+            .split("after ")
+            .nth(1)
+            .and_then(|s| s.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        assert!(came > cap as u64, "{note}");
     }
 }

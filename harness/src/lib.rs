@@ -41,6 +41,7 @@ pub mod selftest;
 pub mod snapshot;
 pub mod summary;
 pub mod target;
+pub mod textfile;
 pub mod transcript;
 pub mod util;
 pub mod validate;

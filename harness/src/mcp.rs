@@ -108,6 +108,47 @@ const MAX_REASSEMBLY_LINES: usize = 200;
 /// Most bytes a reassembled message may hold.
 const MAX_REASSEMBLY_BYTES: usize = 4 * 1024 * 1024;
 
+/// The stdout lines over the line cap a session skipped unread: only a prefix of each was kept
+/// ([`crate::wire::OVER_CAP_PREFIX`] bytes), which cannot be parsed, so any of them may have
+/// held the answer a check waited for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Skipped {
+    /// How many lines were skipped.
+    pub lines: u64,
+    /// The length of the longest of them in bytes (excluding the newline).
+    pub longest: u64,
+}
+
+impl Skipped {
+    /// Counts one more skipped line of `len` bytes.
+    pub fn add(&mut self, len: u64) {
+        self.lines = self.lines.saturating_add(1);
+        self.longest = self.longest.max(len);
+    }
+
+    /// Adds the lines another session skipped.
+    pub fn merge(&mut self, other: Skipped) {
+        self.lines = self.lines.saturating_add(other.lines);
+        self.longest = self.longest.max(other.longest);
+    }
+
+    /// What to tell the user, given the line cap in bytes (`--line-cap`): the length seen, the
+    /// cap and the flag to raise it. `None` when no line was skipped.
+    pub fn note(&self, cap: usize) -> Option<String> {
+        match self.lines {
+            0 => None,
+            1 => Some(format!(
+                "the server sent a line of {} bytes, over the line cap of {cap} bytes, which parity skipped unread; if it was the answer, raise the cap with --line-cap",
+                self.longest
+            )),
+            n => Some(format!(
+                "the server sent {n} lines over the line cap of {cap} bytes (the longest {} bytes), which parity skipped unread; if one was the answer, raise the cap with --line-cap",
+                self.longest
+            )),
+        }
+    }
+}
+
 /// What a request produced.
 #[derive(Debug, Clone)]
 pub enum Reply {
@@ -196,6 +237,8 @@ pub struct Client {
     /// The ids (JSON text) of the responses received so far, for [`Inbound::repeat`]; kept
     /// across leases, so a duplicate of an earlier check's answer is known as one.
     answered: std::collections::HashSet<String>,
+    /// The stdout lines over the line cap this session (this lease, when shared) skipped.
+    pub skipped: Skipped,
 }
 
 /// What a wait behind a barrier found ([`Client::behind_barrier`]).
@@ -215,6 +258,9 @@ pub struct Barrier {
     /// When the probe was written (time since the peer started): the last write before the
     /// barrier request. Notes from then on may tell what came at the transport level.
     pub probe_at: Option<std::time::Duration>,
+    /// Lines over the line cap that came during the wait: skipped unread, so neither the
+    /// probe's answer nor the barrier's, but either may have been one of them.
+    pub unread: u64,
 }
 
 impl Barrier {
@@ -222,8 +268,10 @@ impl Barrier {
     /// it (and the silence window after that passed): proof it read the probe and chose not
     /// to answer. False when the server answers out of order (the wait then ran to its
     /// deadline instead).
+    /// False too when a line over the line cap came during the wait ([`Barrier::unread`]): it
+    /// may have been the probe's answer.
     pub fn proves_unanswered(&self) -> bool {
-        self.answer.is_none() && self.answered
+        self.answer.is_none() && self.answered && self.unread == 0
     }
 
     /// Over Streamable HTTP, the note of the probe's POST when the server refused it by HTTP
@@ -243,6 +291,10 @@ impl Barrier {
     /// A short account for messages: how the barrier request fared.
     pub fn describe(&self) -> String {
         match (self.answered, self.eof) {
+            (true, _) if self.unread > 0 => format!(
+                "the server answered the request sent after it (id {}), but a line over the line cap came before that answer and may have been this one",
+                self.id
+            ),
             (true, _) => format!(
                 "the server answered the request sent after it (id {}), so it read it and did not reply",
                 self.id
@@ -374,6 +426,7 @@ impl Client {
             pooled: false,
             lease_mark: 0,
             answered: std::collections::HashSet::new(),
+            skipped: Skipped::default(),
         }
     }
 
@@ -383,6 +436,7 @@ impl Client {
         self.inbox.clear();
         self.server_requests.clear();
         self.lease_mark = self.peer.event_count();
+        self.skipped = Skipped::default();
     }
 
     /// The frames of this lease (every frame, for a session that is not shared).
@@ -435,10 +489,13 @@ impl Client {
             eof: false,
             late: false,
             probe_at,
+            unread: 0,
         };
         let mut deadline = Instant::now() + self.timeout;
         loop {
             match self.next_inbound(deadline).await {
+                // Only a prefix of it was kept: it answers nothing that can be judged.
+                Ok(inb) if inb.line.cut() => out.unread += 1,
                 Ok(inb) => {
                     let is_barrier = inb.value().is_some_and(|v| {
                         v.get("method").is_none()
@@ -604,6 +661,9 @@ impl Client {
         }
         match got {
             Recv::Line(line) => {
+                if line.cut() {
+                    self.skipped.add(line.len);
+                }
                 let mut class = classify(&line.bytes);
                 let (mut value, mut strict_is_value) = self.tolerant(&line, &mut class);
                 if self.unwrap_batches {
@@ -757,8 +817,9 @@ impl Client {
                         || (v.get("method").is_none()
                             && (v.get("result").is_some() || v.get("error").is_some()))
                 });
-            // A line that is not JSON at all is returned too: the caller judges it.
-            if is_response || inb.value().is_none() && self.partial.is_none() {
+            // A line that is not JSON at all is returned too: the caller judges it. A line over
+            // the cap is not: its prefix cannot tell whether it was JSON ([`Client::skipped`]).
+            if is_response || inb.value().is_none() && self.partial.is_none() && !inb.line.cut() {
                 return Ok(inb);
             }
             self.stash(inb);
@@ -958,5 +1019,64 @@ mod tests {
         c.timeout = Duration::from_millis(100);
         let r = c.request("ping", json!({})).await;
         assert!(matches!(r, Ok(Reply::Timeout)), "{r:?}");
+    }
+
+    /// An in-memory server with a 1 KiB line cap on the client's side that answers every line
+    /// that is not a `ping` request with a line of more than 8 KiB, and every `ping` with a result.
+    fn client_of_long_answers() -> Client {
+        let (client_w, server_r) = tokio::io::duplex(1 << 16);
+        let (mut server_w, client_r) = tokio::io::duplex(1 << 16);
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(server_r).lines();
+            while let Ok(Some(l)) = lines.next_line().await {
+                let v = serde_json::from_str::<Value>(&l).unwrap_or(Value::Null);
+                let answer = if v.get("method") == Some(&json!("ping")) {
+                    json!({"jsonrpc": "2.0", "id": v["id"], "result": {}}).to_string()
+                } else {
+                    let pad = "x".repeat(8000);
+                    json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": pad}})
+                        .to_string()
+                };
+                let _ = server_w.write_all(format!("{answer}\n").as_bytes()).await;
+            }
+        });
+        let peer = Peer::from_io(client_r, client_w, 1024);
+        Client::new(peer, Era::Legacy, "2025-11-25", Duration::from_secs(5))
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_line_over_the_cap_is_no_answer_and_proves_nothing_behind_a_barrier() {
+        let mut c = client_of_long_answers();
+        assert!(c.peer.send_raw(b"garbage\n").await.is_ok());
+        let Ok(b) = c.behind_barrier("ping", |_| true).await else {
+            panic!("the barrier could not be sent");
+        };
+        // The barrier was answered after the unread line: that line may have been the answer.
+        assert!(b.answered && b.answer.is_none() && b.unread == 1, "{b:?}");
+        assert!(!b.proves_unanswered(), "{b:?}");
+        assert!(
+            b.describe().contains("over the line cap"),
+            "{}",
+            b.describe()
+        );
+        assert_eq!(c.skipped.lines, 1);
+        assert!(c.skipped.longest > 8000, "{:?}", c.skipped);
+        let note = c.skipped.note(1024).unwrap_or_default();
+        assert!(
+            note.contains(&format!("a line of {} bytes", c.skipped.longest))
+                && note.contains("line cap of 1024 bytes")
+                && note.contains("--line-cap"),
+            "{note}"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn next_response_does_not_return_a_line_over_the_cap_as_one_that_is_not_json() {
+        let mut c = client_of_long_answers();
+        assert!(c.peer.send_raw(b"garbage\n").await.is_ok());
+        let r = c.next_response().await;
+        assert!(matches!(r, Err(Recv::Timeout)), "{r:?}");
+        assert_eq!(c.skipped.lines, 1);
+        assert_eq!(Skipped::default().note(1024), None);
     }
 }

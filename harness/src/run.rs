@@ -393,10 +393,13 @@ fn era_cache() -> &'static EraCache {
 
 /// The `server/discover` probe over Streamable HTTP: one POST; the response with id 1, else
 /// the JSON-RPC error of an HTTP error answer (whatever its id), else a timeout.
-async fn http_discover(url: &str, deadline: std::time::Duration) -> crate::mcp::Reply {
+async fn http_discover(
+    url: &str,
+    deadline: std::time::Duration,
+) -> (crate::mcp::Reply, Option<String>) {
     use crate::mcp::Reply;
     let Ok(client) = crate::http::HttpClient::new(url) else {
-        return Reply::Timeout;
+        return (Reply::Timeout, None);
     };
     let message = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover",
         "params": {"_meta": crate::mcp::modern_meta(MODERN_REVISION)}});
@@ -405,15 +408,16 @@ async fn http_discover(url: &str, deadline: std::time::Duration) -> crate::mcp::
         .header("mcp-method", "server/discover");
     let until = tokio::time::Instant::now() + deadline;
     let Ok(exchange) = client.send(request, until).await else {
-        return Reply::Timeout;
+        return (Reply::Timeout, None);
     };
+    let capped = exchange.cap_note();
     let messages = crate::http_bridge::lenient_messages(&exchange).unwrap_or_default();
     if let Some(m) = messages.iter().find(|m| m.get("id") == Some(&json!(1))) {
-        return Reply::Message(m.clone());
+        return (Reply::Message(m.clone()), None);
     }
     match messages.into_iter().find(|m| m.get("error").is_some()) {
-        Some(m) if exchange.status >= 400 => Reply::Message(m),
-        _ => Reply::Timeout,
+        Some(m) if exchange.status >= 400 => (Reply::Message(m), None),
+        _ => (Reply::Timeout, capped),
     }
 }
 
@@ -434,7 +438,13 @@ pub async fn detect_eras(target: &McpTarget, timing: Timing) -> (EraSupport, Val
         let reply = match &target.http {
             // Over HTTP the answer to the probe's POST settles it, even an HTTP error whose
             // JSON-RPC error carries no id: no need to wait out the deadline for id 1.
-            Some(url) => Ok(http_discover(url, timing.message).await),
+            Some(url) => {
+                let (reply, capped) = http_discover(url, timing.message).await;
+                if let Some(c) = capped {
+                    notes.push(format!("server/discover probe: {c}"));
+                }
+                Ok(reply)
+            }
             None => {
                 let gate = crate::mcp::start_gate().acquire_owned().await.ok();
                 let clock = crate::mcp::StartClock::new(timing.startup);
@@ -505,10 +515,13 @@ pub async fn detect_eras(target: &McpTarget, timing: Timing) -> (EraSupport, Val
         };
         let tail = stderr_and_exit(&c.peer.events());
         let advice = match &reply {
-            Ok(crate::mcp::Reply::Timeout) => format!(
-                "; no answer within the {} ms start-up deadline: if the server needs longer to start, raise `--timeout-multiplier` or `[timeouts] startup_ms` in the target",
-                timing.startup.as_millis()
-            ),
+            Ok(crate::mcp::Reply::Timeout) => match c.skipped.note(target.spec.line_cap) {
+                Some(note) => format!("; {note}"),
+                None => format!(
+                    "; no answer within the {} ms start-up deadline: if the server needs longer to start, raise `--timeout-multiplier` or `[timeouts] startup_ms` in the target",
+                    timing.startup.as_millis()
+                ),
+            },
             _ => String::new(),
         };
         match reply {
@@ -1149,7 +1162,7 @@ async fn run_active(
                 }
             };
             let ms = t0.elapsed().as_millis() as u64;
-            let result = match finding {
+            let mut result = match finding {
                 Some(f) => to_result(binding, &p.check, &p.revision, f, ms),
                 None => {
                     let ev = ctx.salvage();
@@ -1162,6 +1175,7 @@ async fn run_active(
                     r
                 }
             };
+            explain_unread(&mut result, ctx.unread_note());
             if let Ok(mut l) = logs.lock() {
                 l.entry(p.revision.clone())
                     .or_default()
@@ -1295,6 +1309,18 @@ async fn monitor_session(ctx: &Ctx) -> bool {
     let _ = evidence(&c.peer.events());
     ctx.close(c).await;
     true
+}
+
+/// Adds `note` ([`Ctx::unread_note`]: lines over the line cap were skipped unread) to a verdict
+/// that found no answer, `timeout` or `not-run`; other verdicts are left as they are.
+pub(crate) fn explain_unread(r: &mut CaseResult, note: Option<String>) {
+    if let (Some(n), Verdict::Timeout | Verdict::NotRun) = (note, r.verdict) {
+        r.message = if r.message.is_empty() {
+            n
+        } else {
+            format!("{}; {n}", r.message)
+        };
+    }
 }
 
 pub(crate) fn to_result(

@@ -312,10 +312,11 @@ impl fmt::Display for LoadError {
                 write!(f, ":{}", self.column)?;
             }
         }
+        use crate::textfile::{clip_quoted, MAX_MESSAGE, MAX_QUOTED};
         if !self.field.is_empty() {
-            write!(f, ": {}", self.field)?;
+            write!(f, ": {}", clip_quoted(&self.field, MAX_QUOTED))?;
         }
-        write!(f, ": {}", self.message)
+        write!(f, ": {}", clip_quoted(&self.message, MAX_MESSAGE))
     }
 }
 
@@ -645,9 +646,9 @@ pub fn load_str(file: &str, text: &str) -> Result<Scenario, LoadError> {
     if matches!(root.kind, Kind::Null) {
         return Err(LoadError {
             file: file.to_string(),
-            line: 0,
-            column: 0,
-            field: String::new(),
+            line: 1,
+            column: 1,
+            field: "(document)".into(),
             message: "the file is empty (expected a scenario mapping)".into(),
         });
     }
@@ -1057,19 +1058,23 @@ fn load_step(cv: &Cv, node: &Node, field: &str) -> Result<Step, LoadError> {
 /// Errors: the file cannot be read or is not UTF-8, or any error of [`load_str`].
 pub fn load_path(path: &Path) -> Result<Scenario, LoadError> {
     let name = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| LoadError {
-        file: name.clone(),
-        line: 0,
-        column: 0,
-        field: String::new(),
-        message: format!("failed to read: {e}"),
-    })?;
-    let text = String::from_utf8(bytes).map_err(|e| LoadError {
-        file: name.clone(),
-        line: 0,
-        column: 0,
-        field: String::new(),
-        message: format!("not UTF-8: {e}"),
+    let text = crate::textfile::read_utf8(path).map_err(|e| {
+        let (line, column) = e.place();
+        LoadError {
+            file: name.clone(),
+            line: line as u64,
+            column: column as u64,
+            field: match &e {
+                crate::textfile::ReadError::NotUtf8 { before, .. } => {
+                    crate::textfile::yaml_key_near(before, line).unwrap_or_default()
+                }
+                crate::textfile::ReadError::Io(_) => String::new(),
+            },
+            message: match &e {
+                crate::textfile::ReadError::Io(io) => format!("failed to read: {io}"),
+                crate::textfile::ReadError::NotUtf8 { .. } => e.message("the scenario file"),
+            },
+        }
     })?;
     load_str(&name, &text)
 }
@@ -1166,14 +1171,14 @@ pub fn check_ids(scenarios: &[Scenario]) -> Result<(), String> {
             return Err(format!(
                 "{}: id: {} is the id of a check in the catalogue",
                 s.source,
-                json!(s.id)
+                crate::textfile::clip_quoted(&json!(s.id).to_string(), crate::textfile::MAX_QUOTED)
             ));
         }
         if let Some(first) = seen.insert(&s.id, &s.source) {
             return Err(format!(
                 "{}: id: {} is already used by {first}",
                 s.source,
-                json!(s.id)
+                crate::textfile::clip_quoted(&json!(s.id).to_string(), crate::textfile::MAX_QUOTED)
             ));
         }
     }
@@ -1372,7 +1377,7 @@ pub async fn run_case_timed(ctx: &Ctx, scenario: &Scenario) -> CaseResult {
     let t0 = Instant::now();
     let finding = ctx.within_deadline(run_case(ctx, scenario)).await;
     let ms = t0.elapsed().as_millis() as u64;
-    match finding {
+    let mut r = match finding {
         Some(f) => case_result(scenario, &ctx.revision, f, ms),
         None => {
             let ev = ctx.salvage();
@@ -1384,7 +1389,9 @@ pub async fn run_case_timed(ctx: &Ctx, scenario: &Scenario) -> CaseResult {
             );
             r
         }
-    }
+    };
+    crate::run::explain_unread(&mut r, ctx.unread_note());
+    r
 }
 
 /// The case id of a scenario at a revision: `<id>@mcp-stdio#<revision>`.
@@ -1454,7 +1461,12 @@ pub async fn run_case(ctx: &Ctx, scenario: &Scenario) -> Finding {
             } else {
                 String::new()
             };
-            status = Status::Violated(format!("steps[{i}]{line}: {msg}"));
+            // A line over the cap was skipped unread: it may have been what the step waited
+            // for, so the step could not be judged (a `timeout`, never a failure).
+            status = match client.skipped.note(ctx.target.spec.line_cap) {
+                Some(note) => Status::Timeout(format!("steps[{i}]{line}: {msg}; {note}")),
+                None => Status::Violated(format!("steps[{i}]{line}: {msg}")),
+            };
             break;
         }
     }
@@ -1627,6 +1639,9 @@ async fn run_step(
                     None => match client.next_message().await {
                         // A request answered twice is the duplicate-response monitor's.
                         Ok(inb) if inb.repeat => continue,
+                        // Only a prefix of a line over the cap was kept: it cannot be matched
+                        // (the step's error names it, `Client::skipped`).
+                        Ok(inb) if inb.line.cut() => continue,
                         Ok(inb) => strict_value(&inb),
                         Err(Recv::Eof) => {
                             return Err("expected a message, but the server closed stdout".into())
@@ -1714,6 +1729,39 @@ fn answered<'r>(what: &str, reply: &'r Reply) -> Result<&'r Value, String> {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn invalid_utf8_names_the_line_column_and_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.yaml");
+        std::fs::write(
+            &path,
+            b"version: 1\nid: mcp.scenario.x\ndescription: \"a\xff\"\n",
+        )
+        .unwrap();
+        let e = load_path(&path).unwrap_err();
+        assert_eq!(
+            (e.line, e.column, e.field.as_str()),
+            (3, 16, "description"),
+            "{e}"
+        );
+        assert!(e.to_string().contains("not valid UTF-8"), "{e}");
+    }
+
+    #[test]
+    fn an_empty_file_is_located_at_its_first_line() {
+        for text in ["", "# only a comment\n", "\n\n"] {
+            let e = load_str("s.yaml", text).unwrap_err();
+            assert!(e.to_string().starts_with("s.yaml:1:1: "), "{e}");
+        }
+    }
+
+    #[test]
+    fn cr_only_line_endings_are_located_by_their_lines() {
+        let e = load_str("s.yaml", "version: 1\rid: mcp.scenario.x\rbogus: 1\r").unwrap_err();
+        assert_eq!(e.line, 3, "{e}");
+        assert!(e.field.len() < 100, "{e}");
+    }
 
     fn check(pattern: Value, actual: Value, expected: &[&str]) {
         let got = partial_match(&pattern, &actual);

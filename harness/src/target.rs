@@ -84,13 +84,12 @@ pub struct TargetError {
 
 impl TargetError {
     fn render(&self) -> String {
+        let message = crate::textfile::clip_quoted(&self.message, crate::textfile::MAX_MESSAGE);
         if self.line == 0 {
-            format!("{}: {}", self.file, self.message)
+            format!("{}: {message}", self.file)
         } else {
-            format!(
-                "{}:{}:{}: {}: {}",
-                self.file, self.line, self.col, self.key, self.message
-            )
+            let key = crate::textfile::clip_quoted(&self.key, crate::textfile::MAX_QUOTED);
+            format!("{}:{}:{}: {key}: {message}", self.file, self.line, self.col)
         }
     }
 }
@@ -424,47 +423,66 @@ pub struct RunDefaults {
     pub timeout_multiplier: Option<f64>,
 }
 
-/// The 1-based line and column (in characters) of byte `offset` in `text`; an offset past the
-/// end or inside a character counts up to the nearest earlier boundary.
+/// The 1-based line and column (in characters) of byte `offset` in `text`
+/// ([`crate::textfile::line_col`]: lines end at LF, CRLF or a lone CR).
 pub(crate) fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let mut end = offset.min(text.len());
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    let before = text.get(..end).unwrap_or("");
-    let line = before.matches('\n').count() + 1;
-    let col = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
-    (line, col)
+    crate::textfile::line_col(text, offset)
 }
 
-/// The dotted key a TOML error message is about, from the text of the line at fault.
-fn key_at(text: &str, line: usize) -> String {
-    let l = text
-        .lines()
-        .nth(line.saturating_sub(1))
-        .unwrap_or("")
-        .trim();
-    if let Some(name) = header_name(l) {
-        return name;
+/// The dotted key a TOML error at `line` (1-based) is about: the table of a header line, the
+/// key of a `key = value` line, else the key whose value spans that line (the nearest line above
+/// with one, in the same table), else the table in force, else `(top level)`. Lines end as
+/// [`crate::textfile::lines`] says, so a CR-only file has lines too.
+pub(crate) fn key_at(text: &str, line: usize) -> String {
+    let all = crate::textfile::lines(text);
+    let n = line.saturating_sub(1).min(all.len());
+    let upto = all.get(..(n + 1).min(all.len())).unwrap_or_default();
+    let clip = |k: &str| crate::textfile::clip_quoted(k, 120);
+    if let Some(name) = upto.get(n).and_then(|l| header_name(l)) {
+        return clip(&name);
     }
-    match l.split_once('=') {
-        Some((k, _)) => {
-            let k = k.trim().trim_matches('"').to_string();
-            match table_at(text, line) {
+    for l in upto.iter().rev() {
+        if header_name(l).is_some() {
+            break;
+        }
+        if let Some(k) = l.split_once('=').and_then(|(k, _)| toml_key(k)) {
+            return clip(&match table_at(upto) {
                 Some(t) => format!("{t}.{k}"),
                 None => k,
-            }
+            });
         }
-        None => "-".into(),
     }
+    table_at(upto).map_or_else(|| "(top level)".to_string(), |t| clip(&t))
 }
 
-/// The table header in force at `line`.
-fn table_at(text: &str, line: usize) -> Option<String> {
-    text.lines()
-        .take(line.saturating_sub(1))
-        .filter_map(header_name)
-        .last()
+/// `k` (the text before `=`) as a dotted key when it is one: bare keys (`A-Za-z0-9_-`) and
+/// whole quoted keys joined by `.`; quotes are dropped.
+fn toml_key(k: &str) -> Option<String> {
+    let parts: Vec<String> = k
+        .split('.')
+        .map(str::trim)
+        .map(|p| {
+            let quoted = p.len() >= 2
+                && ((p.starts_with('"') && p.ends_with('"'))
+                    || (p.starts_with('\'') && p.ends_with('\'')));
+            if quoted {
+                Some(p[1..p.len() - 1].to_string())
+            } else if !p.is_empty()
+                && p.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+            {
+                Some(p.to_string())
+            } else {
+                None
+            }
+        })
+        .collect::<Option<_>>()?;
+    Some(parts.join("."))
+}
+
+/// The last table header among `lines`.
+fn table_at(lines: &[&str]) -> Option<String> {
+    lines.iter().rev().find_map(|l| header_name(l))
 }
 
 /// A table header's name (`[a.b]`, `[[a.b]]`), without brackets or a trailing comment.
@@ -477,6 +495,10 @@ fn header_name(line: &str) -> Option<String> {
     let end = inner.find(']')?;
     Some(inner[..end].trim().to_string())
 }
+
+/// What a TOML loader says of a carriage return not followed by a line feed (TOML forbids one
+/// outside a string; most often the file has CR-only line endings).
+pub(crate) const LONE_CR: &str = "a carriage return not followed by a line feed: TOML lines end with LF or CRLF (are the line endings CR only? save the file with LF line endings)";
 
 /// Parses a target file's text. `file` names it in errors.
 ///
@@ -495,6 +517,10 @@ pub fn parse(file: &str, text: &str) -> Result<Target, TargetError> {
             message,
         }
     };
+    if let Some(offset) = crate::textfile::lone_cr(text) {
+        let (line, _) = line_col(text, offset);
+        return Err(err_at(offset, &key_at(text, line), LONE_CR.to_string()));
+    }
     let raw: Raw = toml::from_str(text).map_err(|e| {
         let offset = e.span().map(|s| s.start).unwrap_or(0);
         let (line, _) = line_col(text, offset);
@@ -1239,15 +1265,23 @@ fn hygiene_decl(
 
 /// Reads and parses a target file.
 ///
-/// Errors: the file cannot be read (line 0), or any error of [`parse`].
+/// Errors: the file cannot be read (line 0), is not UTF-8 (the line, column and key of the
+/// first invalid byte), or any error of [`parse`].
 pub fn load(path: &Path) -> Result<Target, TargetError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| TargetError {
-        file: file.clone(),
-        line: 0,
-        col: 0,
-        key: "-".into(),
-        message: format!("failed to read the target file: {e}"),
+    let text = crate::textfile::read_utf8(path).map_err(|e| {
+        let (line, col) = e.place();
+        let key = match &e {
+            crate::textfile::ReadError::NotUtf8 { before, .. } => key_at(before, line),
+            crate::textfile::ReadError::Io(_) => "-".into(),
+        };
+        TargetError {
+            file: file.clone(),
+            line,
+            col,
+            key,
+            message: e.message("the target file"),
+        }
     })?;
     parse(&file, &text)
 }
@@ -1322,6 +1356,76 @@ pub fn shell_quote(word: &str) -> String {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    fn load_bytes(bytes: &[u8]) -> TargetError {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.toml");
+        std::fs::write(&path, bytes).unwrap();
+        load(&path).unwrap_err()
+    }
+
+    #[test]
+    fn invalid_utf8_names_the_line_column_and_key() {
+        let e = load_bytes(b"version = 1\n[surfaces.mcp]\ncommand = \"a\xffb\"\n");
+        assert_eq!(
+            (e.line, e.col, e.key.as_str()),
+            (3, 13, "surfaces.mcp.command"),
+            "{e}"
+        );
+        let shown = e.to_string();
+        assert!(
+            shown.contains("t.toml:3:13: surfaces.mcp.command: not valid UTF-8"),
+            "{shown}"
+        );
+        assert!(!shown.contains("stream did not contain"), "{shown}");
+    }
+
+    #[test]
+    fn cr_only_line_endings_name_a_line_and_a_key_not_the_file() {
+        let text = "# a comment\rversion = 1\r[surfaces.mcp]\rcommand = 5\r";
+        let e = parse("t.toml", text).unwrap_err();
+        assert_eq!((e.line, e.col), (1, 12), "{e}");
+        assert_eq!(e.key, "(top level)", "{e}");
+        assert!(e.message.contains("CR only"), "{e}");
+        let e = parse("t.toml", "version = 1\r\n[surfaces.mcp]\rcommand = \"x\"\n").unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (2, "surfaces.mcp"), "{e}");
+        // CRLF is fine.
+        assert!(parse(
+            "t.toml",
+            "version = 1\r\n[surfaces.mcp]\r\ncommand = \"x\"\r\n"
+        )
+        .is_ok());
+    }
+
+    #[test]
+    fn a_syntax_error_inside_a_value_names_its_key() {
+        let e = parse(
+            "t.toml",
+            "version = 1\n[surfaces.mcp]\ncommand = \"x\"\nargs = [\n  1,\n  oops\n]\n",
+        )
+        .unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (6, "surfaces.mcp.args"), "{e}");
+        let e = parse("t.toml", "version = 1\n[surfaces.mcp\n").unwrap_err();
+        assert_ne!(e.key, "-", "{e}");
+        let e = parse("t.toml", "version = \n").unwrap_err();
+        assert_eq!(e.key, "version", "{e}");
+    }
+
+    #[test]
+    fn a_huge_bad_value_is_clipped_saying_how_much_was_left_out() {
+        let text = format!(
+            "version = 1\n[surfaces.mcp]\ncommand = \"x\"\neras = \"{}\"\n",
+            "z".repeat(10_000_000)
+        );
+        let shown = parse("t.toml", &text).unwrap_err().to_string();
+        assert!(
+            shown.len() < 2 * crate::textfile::MAX_MESSAGE,
+            "{}",
+            shown.len()
+        );
+        assert!(shown.contains("more bytes)"), "{shown}");
+        assert!(shown.starts_with("t.toml:4:"), "{shown}");
+    }
 
     #[test]
     fn a_full_target_loads() {

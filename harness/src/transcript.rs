@@ -252,10 +252,11 @@ impl fmt::Display for TranscriptError {
         if self.line > 0 {
             write!(f, ":{}", self.line)?;
         }
+        use crate::textfile::{clip_quoted, MAX_MESSAGE, MAX_QUOTED};
         if let Some(field) = &self.field {
-            write!(f, ": field `{field}`")?;
+            write!(f, ": field `{}`", clip_quoted(field, MAX_QUOTED))?;
         }
-        write!(f, ": {}", self.message)
+        write!(f, ": {}", clip_quoted(&self.message, MAX_MESSAGE))
     }
 }
 
@@ -329,6 +330,11 @@ fn object<'a>(file: &'a str, line: usize, text: &str) -> Result<Fields<'a>, Tran
         Ok(other) => Err(fail(format!(
             "expected a JSON object, got {}",
             crate::util::json_type(&other)
+        ))),
+        Err(e) if crate::textfile::lone_cr(text).is_some() => Err(fail(format!(
+            "not JSON (column {}): {e}; the line holds a carriage return not followed by a line feed at column {}: transcript lines end with LF (are the line endings CR only? the file was converted)",
+            e.column(),
+            crate::textfile::lone_cr(text).map_or(0, |o| text.get(..o).unwrap_or("").chars().count() + 1)
         ))),
         Err(e) => Err(fail(format!(
             "not JSON (column {}): {e}; the transcript is truncated or was edited",
@@ -586,28 +592,59 @@ pub fn parse(source: &str, text: &str) -> Result<Transcript, TranscriptError> {
     })
 }
 
+/// The name of the last object member that starts in `line` (`{"seq":1,"text":"ab` → `text`):
+/// the field a byte at the end of `line` belongs to, for errors located by column only.
+fn last_member(line: &str) -> Option<String> {
+    let mut found = None;
+    let b = line.as_bytes();
+    let mut i = 0;
+    let mut in_string: Option<usize> = None;
+    while i < b.len() {
+        match (b[i], in_string) {
+            (b'\\', Some(_)) => i += 1,
+            (b'"', Some(start)) => {
+                in_string = None;
+                let rest = line.get(i + 1..).unwrap_or("").trim_start();
+                if rest.starts_with(':') {
+                    found = line.get(start + 1..i).map(str::to_string);
+                }
+            }
+            (b'"', None) => in_string = Some(i),
+            _ => {}
+        }
+        i += 1;
+    }
+    found.map(|f| crate::textfile::clip_quoted(&f, 80))
+}
+
 /// Reads and parses a transcript file.
 ///
-/// Errors: the file cannot be read or is not UTF-8 (line 0), or [`parse`] fails.
+/// Errors: the file cannot be read (line 0), is not UTF-8 (the line, column and field of the
+/// first invalid byte), or [`parse`] fails.
 pub fn load(path: &Path) -> Result<Transcript, TranscriptError> {
     let source = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| TranscriptError {
-        file: source.clone(),
-        line: 0,
-        field: None,
-        message: format!("failed to read: {e}"),
-    })?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        let line = e.as_bytes()[..e.utf8_error().valid_up_to()]
-            .iter()
-            .filter(|b| **b == b'\n')
-            .count()
-            + 1;
-        TranscriptError {
+    let text = crate::textfile::read_utf8(path).map_err(|e| match &e {
+        crate::textfile::ReadError::Io(io) => TranscriptError {
             file: source.clone(),
-            line,
+            line: 0,
             field: None,
-            message: "not UTF-8 (a transcript is JSONL; binary frames are in `raw_b64`)".into(),
+            message: format!("failed to read: {io}"),
+        },
+        crate::textfile::ReadError::NotUtf8 { before, .. } => {
+            // Lines of a transcript end at LF only.
+            let line = memchr::memchr_iter(b'\n', before.as_bytes()).count() + 1;
+            let start = before.rfind('\n').map_or(0, |i| i + 1);
+            let in_line = before.get(start..).unwrap_or("");
+            TranscriptError {
+                file: source.clone(),
+                line,
+                field: last_member(in_line),
+                message: format!(
+                    "column {}: {} (a transcript is JSONL; binary frames are in `raw_b64`)",
+                    in_line.chars().count() + 1,
+                    e.message("the transcript")
+                ),
+            }
         }
     })?;
     parse(&source, &text)
@@ -904,6 +941,39 @@ impl Redactor {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
+
+    #[test]
+    fn invalid_utf8_names_the_line_column_and_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let mut bytes = format!("{}\n", head()).into_bytes();
+        bytes.extend_from_slice(b"{\"seq\":1,\"text\":\"a\xff\"}\n");
+        std::fs::write(&path, bytes).unwrap();
+        let e = load(&path).unwrap_err();
+        assert_eq!((e.line, e.field.as_deref()), (2, Some("text")), "{e}");
+        assert!(
+            e.message.contains("column 19") && e.message.contains("not valid UTF-8"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn cr_only_line_endings_are_named() {
+        let text = format!("{}\r{}\r", head(), head());
+        let e = parse("t.jsonl", &text).unwrap_err();
+        assert_eq!(e.line, 1, "{e}");
+        assert!(
+            e.message.contains("CR only") && e.message.contains("column"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_member_is_found_before_a_column() {
+        assert_eq!(last_member(r#"{"a":1,"b":"x\"y"#).as_deref(), Some("b"));
+        assert_eq!(last_member(r#"{"a":"k\":"#).as_deref(), Some("a"));
+        assert_eq!(last_member("garbage"), None);
+    }
 
     #[test]
     fn a_transcript_may_start_with_a_byte_order_mark() {

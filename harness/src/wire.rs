@@ -161,6 +161,12 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
 }
 
 impl Line {
+    /// The line went over the byte cap and only a prefix of it is kept, so it cannot be read
+    /// (a line over a cap below [`OVER_CAP_PREFIX`] may still be kept whole).
+    pub fn cut(&self) -> bool {
+        self.over_cap && (self.bytes.len() as u64) < self.len
+    }
+
     /// A copy of everything but the bytes (which are left empty).
     pub fn clone_header(&self) -> Line {
         Line {

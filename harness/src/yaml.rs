@@ -44,7 +44,7 @@ impl Kind {
             Kind::Float(x) => format!("a number ({x})"),
             Kind::Str(s) => format!(
                 "a string ({})",
-                crate::util::clip(&json!(s).to_string(), 60)
+                crate::textfile::clip_quoted(&json!(s).to_string(), 60)
             ),
             Kind::Seq(_) => "a list".into(),
             Kind::Map(_) => "a mapping".into(),

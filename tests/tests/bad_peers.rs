@@ -614,3 +614,41 @@ fn a_duplicate_response_is_its_own_verdict_and_the_next_check_is_not_blamed() {
     }
     no_debug_output(&r);
 }
+
+#[test]
+fn an_answer_over_the_line_cap_is_reported_as_one_with_its_length_the_cap_and_the_flag() {
+    let _g = serial();
+    // The fake answers tools/list with a line over 256 KiB; at a 64 KiB cap parity cannot read
+    // it. The check waited for that answer: a `timeout` (never a fail) that says what happened.
+    let r = run_bad(
+        "long-answer",
+        &[
+            "--line-cap",
+            "65536",
+            "--filter",
+            "mcp.tools.input-schema",
+            "--timeout-multiplier",
+            "0.3",
+        ],
+        &[1],
+    );
+    for rev in [LEGACY, MODERN] {
+        let id = case("mcp.tools.input-schema", rev);
+        assert_eq!(r.verdict(&id), Some("timeout"), "{id}\n{r}");
+        let message = r.cases()[&id]["message"].as_str().unwrap_or("").to_string();
+        let len: u64 = message
+            .split("a line of ")
+            .nth(1)
+            .and_then(|s| s.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        assert!(
+            len > parity_fakes::LONG_ANSWER_PAD as u64,
+            "{id}: the message names the line's length\n{r}"
+        );
+        assert!(
+            message.contains("over the line cap of 65536 bytes") && message.contains("--line-cap"),
+            "{id}: the message names the cap and the flag\n{r}"
+        );
+    }
+}

@@ -480,3 +480,21 @@ fn pattern_prefixes_are_literals_every_match_starts_with() {
     assert_eq!(pattern_prefix(r"^spawn"), None);
     assert_eq!(pattern_prefix(r"[a-z]+"), None);
 }
+
+#[test]
+fn rules_with_cr_only_line_endings_name_a_line_and_a_key() {
+    let e = rules_error("version = 1\r[[rule]]\rid = \"x\"\r");
+    assert_eq!((e.line, e.col, e.key.as_str()), (1, 12, "version"), "{e}");
+    let e = rules_error("version = 1\n[[rule]]\rid = \"x\"\n");
+    assert_eq!((e.line, e.key.as_str()), (2, "rule[0]"), "{e}");
+}
+
+#[test]
+fn rules_that_are_not_utf8_name_the_line_column_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("guard.toml");
+    std::fs::write(&path, b"version = 1\n[[rule]]\nid = \"x\xff\"\n").unwrap();
+    let e = load_rules(&path).unwrap_err();
+    assert_eq!((e.line, e.col, e.key.as_str()), (3, 8, "rule[0].id"), "{e}");
+    assert!(e.message.contains("not valid UTF-8"), "{e}");
+}
