@@ -61,8 +61,22 @@ impl Methods {
 }
 
 /// How many requests a request-flooding peer ([`RequestFlood`]) sends the client in each
-/// session.
+/// session, unless [`REQUEST_FLOOD_VAR`] says otherwise.
 pub const REQUEST_FLOOD: usize = 10_000;
+
+/// The environment variable that sets how many requests [`RequestFlood`] sends (a decimal
+/// integer; anything else means [`REQUEST_FLOOD`]). `parity selftest`, whose deadlines are
+/// halved and whose runs go four at a time, sends a smaller flood that still overfills a pipe
+/// both ways.
+pub const REQUEST_FLOOD_VAR: &str = "PARITY_FAKE_REQUEST_FLOOD";
+
+/// The flood size: [`REQUEST_FLOOD_VAR`] when it is set to a number, else [`REQUEST_FLOOD`].
+fn flood_size() -> usize {
+    std::env::var(REQUEST_FLOOD_VAR)
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .unwrap_or(REQUEST_FLOOD)
+}
 
 /// The id prefix of a flooding peer's requests: the client's answers to them are read and
 /// dropped by the layer, never forwarded to the reference.
@@ -124,7 +138,7 @@ impl Fault for RequestFlood {
             .is_some_and(|m| self.quiet.contains(&m));
         if self.initialized && !self.flooded && !quiet && !self.methods.is_empty() {
             self.flooded = true;
-            for n in 0..REQUEST_FLOOD {
+            for n in 0..flood_size() {
                 let method = self.methods[n % self.methods.len()];
                 emit(
                     io,

@@ -1189,7 +1189,15 @@ async fn cancellation_body(ctx: &Ctx, c: &mut Client) -> Status {
     }
     if ctx.target.slow_call.is_some() {
         // Let the call get under way; a call answered already is not slow at all.
-        let (early, _) = c.collect_for(std::time::Duration::from_millis(50)).await;
+        let (early, eof) = c.collect_for(std::time::Duration::from_millis(50)).await;
+        if eof {
+            // The call itself stopped the server, before any cancellation: nothing about
+            // cancellation can be judged (the tool checks judge the crash).
+            let why = how_it_ended(c).await;
+            return Status::NotRun(format!(
+                "the server closed its stdout during the declared slow call, before it could be cancelled{why}"
+            ));
+        }
         let answered = early
             .iter()
             .filter_map(|i| i.value())

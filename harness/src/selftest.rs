@@ -104,6 +104,26 @@ type FaultRun =
 /// (2.5 s), so its start-up phase is still what keeps it from timing out.
 const SLOW_START_MS: u64 = 3_000;
 
+/// How many requests the request-flooding benign peers send here
+/// ([`parity_fakes::REQUEST_FLOOD_VAR`]): enough to overfill a pipe both ways (about 100 KB of
+/// requests, as much again in answers), small enough to be read within the halved deadlines
+/// while four runs go at once.
+const REQUEST_FLOOD: usize = 2_000;
+
+/// The environment of a benign peer in the self-test: its shorter slow start and flood.
+fn benign_env() -> [(String, String); 2] {
+    [
+        (
+            parity_fakes::SLOW_START_VAR.to_string(),
+            SLOW_START_MS.to_string(),
+        ),
+        (
+            parity_fakes::REQUEST_FLOOD_VAR.to_string(),
+            REQUEST_FLOOD.to_string(),
+        ),
+    ]
+}
+
 /// How many fault or benign runs [`rows`] keeps going at once. Each run is parallel itself
 /// (`jobs` cases), but spends most of its time waiting on its peer.
 const RUNS_AT_ONCE: usize = 4;
@@ -346,10 +366,7 @@ pub async fn rows(jobs: usize) -> Vec<Row> {
         };
         let name = f.name;
         let mut target = fake_target(name);
-        target.spec.env.push((
-            parity_fakes::SLOW_START_VAR.to_string(),
-            SLOW_START_MS.to_string(),
-        ));
+        target.spec.env.extend(benign_env());
         benign_runs.push((
             name,
             Box::pin(async move { run_mcp(target, &o).await.ok() }),
@@ -360,9 +377,11 @@ pub async fn rows(jobs: usize) -> Vec<Row> {
             continue;
         };
         let name = f.name;
+        let mut target = acp_fake_target(name);
+        target.spec.env.extend(benign_env());
         benign_runs.push((
             name,
-            Box::pin(async move { run_acp(acp_fake_target(name), &o).await.ok() }),
+            Box::pin(async move { run_acp(target, &o).await.ok() }),
         ));
     }
     for f in parity_fakes::http_benign_catalogue() {

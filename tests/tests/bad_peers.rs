@@ -204,8 +204,21 @@ fn exit_mid_call_gives_the_tool_checks_a_verdict() {
                 "{id}: {c}"
             );
         }
+        // The call itself stops the server, before parity sends the cancellation 50 ms later:
+        // cancellation cannot be judged. Only if the server were slower than that to read the
+        // call would the cancellation reach it first, and its exit then be a fail.
         let id = case("mcp.base.cancellation", rev);
-        assert_eq!(r.verdict(&id), Some("fail"), "{id}\n{r}");
+        let c = &r.cases()[&id];
+        let message = c["message"].as_str().unwrap_or("");
+        match c["verdict"].as_str() {
+            Some("not-run") => assert!(
+                message.contains("during the declared slow call, before it could be cancelled")
+                    && message.contains("exit status: 3"),
+                "{id}: {c}"
+            ),
+            Some("fail") => assert!(message.contains("closed its stdout"), "{id}: {c}"),
+            other => panic!("{id}: {other:?}\n{r}"),
+        }
         // Checks that never call a tool still pass: the run went on.
         let id = case("mcp.tools.pagination", rev);
         assert_eq!(r.verdict(&id), Some("pass"), "{id}\n{r}");
