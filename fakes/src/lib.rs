@@ -15,6 +15,7 @@ mod facade;
 mod http_zoo;
 mod hygiene_zoo;
 mod layer;
+pub mod load;
 pub use layer::{REQUEST_FLOOD, REQUEST_FLOOD_VAR};
 mod zoo;
 

@@ -65,6 +65,8 @@
 //! Nothing here asserts on time: the figures are printed (and written with `--json`). The exit
 //! code is 0 whatever the figures are, and 3 when a part could not run.
 
+mod floods;
+
 use crate::check::{Timing, Verdict};
 use crate::cli::{reference_target, EXIT_COULD_NOT_RUN};
 use crate::equivalence::{LiveSurface, Plan, SurfaceSpec};
@@ -149,13 +151,19 @@ pub struct BenchArgs {
     #[arg(long)]
     pub json: Option<PathBuf>,
     /// Run one part only: `floor`, `call`, `equivalence`, `memory`, `profile`, `replay`,
-    /// `record`, `http`, `startup`, `guard`; internal: `big-line` prints its figures as JSON (the parent runs it as a
+    /// `record`, `http`, `startup`, `guard`, `floods`; internal: `big-line` prints its figures as JSON (the parent runs it as a
     /// child so its peak RSS is clean), `echo` serves as the tokio-stdio echo peer.
     #[arg(long, value_enum, hide = true)]
     pub only: Option<Only>,
     /// Size of the big line in bytes (default 1 GiB).
     #[arg(long, hide = true, default_value_t = BIG_LINE_BYTES)]
     pub big_line_bytes: u64,
+    /// Floods part: requests the request-flooding peer sends (default 10,000).
+    #[arg(long, default_value_t = parity_fakes::REQUEST_FLOOD as u64)]
+    pub flood_requests: u64,
+    /// Floods part: bytes of the giant line (default 1 GiB).
+    #[arg(long, default_value_t = BIG_LINE_BYTES)]
+    pub flood_line_bytes: u64,
 }
 
 /// The parts `--only` selects (for profiling one part, and for the child processes).
@@ -187,6 +195,9 @@ pub enum Only {
     Startup,
     /// Only `parity guard`'s scan of a generated source tree, beside a plain walk reading it.
     Guard,
+    /// Only whole runs against the load peers (notification flood, request flood, giant
+    /// line), with the run's peak RSS beside the bytes it read.
+    Floods,
 }
 
 /// A Node preload that binds listeners given only a port to 127.0.0.1.
@@ -417,6 +428,10 @@ pub struct BenchReport {
     pub guard: Option<GuardBench>,
     /// Whether the scan met the 20,000 files/s target.
     pub guard_met: Option<bool>,
+    /// Whole runs against the load peers ([`floods`]).
+    pub floods: Option<Vec<floods::FloodRun>>,
+    /// Whether every load peaked at ≤ 64 MiB with every verdict judged.
+    pub floods_met: Option<bool>,
     /// Parts that were skipped because something they need is not installed, and why.
     pub skipped: Vec<String>,
     /// The table as printed.
@@ -594,6 +609,17 @@ pub async fn run(args: BenchArgs) -> i32 {
             .map_err(|e| errors.push(format!("startup budget: {e}")))
             .ok();
     }
+    let mut flood_runs = None;
+    if want(Only::Floods) {
+        eprintln!("  floods: whole runs against the load peers, peak RSS beside bytes read …");
+        flood_runs = floods::floods(floods::FloodSizes {
+            requests: args.flood_requests,
+            line_bytes: args.flood_line_bytes,
+        })
+        .await
+        .map_err(|e| errors.push(format!("floods: {e}")))
+        .ok();
+    }
     let call_target = floor.map(|f| CALL_TARGET_FACTOR * f.median_us + CALL_TARGET_SLACK_US);
     let mut report = BenchReport {
         machine,
@@ -634,6 +660,10 @@ pub async fn run(args: BenchArgs) -> i32 {
         startup,
         guard_met: guard.as_ref().map(|g| g.files_per_s >= GUARD_TARGET_PER_S),
         guard,
+        floods_met: flood_runs
+            .as_ref()
+            .map(|f| f.iter().all(floods::FloodRun::met)),
+        floods: flood_runs,
         skipped,
         rows: Vec::new(),
         errors,
@@ -2813,6 +2843,9 @@ fn row(measure: &str, figure: String, baseline: &str, ratio: &str, target: &str,
 /// The table rows of a report.
 pub fn rows(r: &BenchReport) -> Vec<Row> {
     let mut out = Vec::new();
+    if let Some(f) = &r.floods {
+        out.extend(floods::rows(f));
+    }
     if let Some(b) = &r.big_line {
         let met = yes_no(b.hwm_after_kib <= BIG_LINE_TARGET_KIB);
         out.push(row(

@@ -483,6 +483,8 @@ pub struct Ctx {
     /// Over Streamable HTTP, the first answer whose body the bridge cut at the body cap
     /// ([`crate::http::HttpExchange::cap_note`]), as that note says it.
     capped: Mutex<Option<String>>,
+    /// The frame log budget of the sessions this case starts ([`crate::framelog::Budget`]).
+    pub log_budget: crate::framelog::Budget,
 }
 
 /// One session shared by the checks that do not break it, per binding and revision (the design
@@ -540,6 +542,7 @@ impl Ctx {
             pool: None,
             skipped: Mutex::new(crate::mcp::Skipped::default()),
             capped: Mutex::new(None),
+            log_budget: crate::framelog::Budget::SESSION,
         }
     }
 
@@ -580,6 +583,9 @@ impl Ctx {
             let _ = clock.first.set(std::time::Instant::now());
             Finding::not_run(e.to_string(), Vec::new())
         })?;
+        if self.log_budget != crate::framelog::Budget::SESSION {
+            peer.set_log_budget(self.log_budget);
+        }
         if peer.pid().is_some() {
             self.facts
                 .processes
@@ -880,14 +886,31 @@ impl Ctx {
 }
 
 /// Formats frames as evidence lines: `→` for client to server, `←` for server to client, `!` for
-/// stderr and `×` for the exit; each cut to 300 bytes; at most the last 40 frames.
+/// stderr and `×` for the exit, `·` for notes and for frames the bounded frame log left out
+/// (`crate::framelog`); each cut to 300 bytes; at most the last 40 frames, after one line that
+/// counts the frames left out before them, if any.
 pub fn evidence(events: &[WireEvent]) -> Vec<String> {
     let skip = events.len().saturating_sub(40);
-    events
+    // Frames the bounded frame log left out before the frames shown: said in one line first.
+    let (gaps, frames, bytes) = events[..skip]
         .iter()
-        .skip(skip)
-        .map(|e| {
+        .filter_map(|e| match e.frame {
+            crate::wire::Frame::Gap { frames, bytes } => Some((frames, bytes)),
+            _ => None,
+        })
+        .fold((0u64, 0u64, 0u64), |(n, f, b), (gf, gb)| {
+            (n + 1, f + gf, b + gb)
+        });
+    let lead = (gaps > 0).then(|| {
+        format!(
+            "· earlier in this session, {}",
+            crate::wire::gap_text(frames, bytes)
+        )
+    });
+    lead.into_iter()
+        .chain(events.iter().skip(skip).map(|e| {
             let arrow = match e.dir {
+                _ if matches!(e.frame, crate::wire::Frame::Gap { .. }) => "·",
                 Dir::C2s => "→",
                 Dir::S2c => "←",
                 Dir::Stderr => "!",
@@ -897,7 +920,7 @@ pub fn evidence(events: &[WireEvent]) -> Vec<String> {
             // A note (the HTTP status line and headers under a bridged line) gets more room.
             let max = if e.dir == Dir::Note { 600 } else { 300 };
             format!("{arrow} {:>6}ms {}", e.t.as_millis(), e.excerpt(max))
-        })
+        }))
         .collect()
 }
 

@@ -772,9 +772,19 @@ async fn cmd_replay(
             return EXIT_COULD_NOT_RUN;
         }
     };
+    // The live exchange is compared whole: the log gets room for twice the recording.
+    peer.set_log_budget(crate::framelog::Budget::at_least(2 * t.frame_bytes()));
     let driven =
         crate::replay::drive(&t, &mut peer, std::time::Duration::from_millis(timeout_ms)).await;
     peer.shutdown(crate::peer::ShutdownGrace::default()).await;
+    let (dropped, dropped_bytes) = peer.log_dropped();
+    if dropped > 0 {
+        eprintln!(
+            "error: replay {}: the live exchange was not compared: the target sent more than the frame log keeps (twice the recording), and {dropped} frames ({dropped_bytes} bytes) were left out",
+            t.source
+        );
+        return EXIT_COULD_NOT_RUN;
+    }
     let live = crate::replay::Exchange::of_wire(&peer.events());
     let recorded = crate::replay::Exchange::of_transcript(&t);
     let diffs = crate::replay::compare(&recorded, &live, &norm);
@@ -2450,6 +2460,9 @@ async fn cmd_fake(fault: Option<String>, list: bool) -> i32 {
             "{:<28} starts a `setsid sleep 600` grandchild, then serves the reference",
             "setsid-child"
         );
+        for (name, what) in parity_fakes::load::LOAD_PEERS {
+            crate::outln!("{name:<28} (load) {what}");
+        }
         if !list {
             eprintln!("error: name a fault (the list above), e.g. `parity fake stdout-banner`");
         }
@@ -2482,6 +2495,17 @@ async fn cmd_fake(fault: Option<String>, list: bool) -> i32 {
     let config = parity_reference::mcp::McpServerConfig::new(
         parity_reference::dispatcher::DispatcherConfig::new(root),
     );
+    if parity_fakes::load::LOAD_PEERS
+        .iter()
+        .any(|(n, _)| *n == name)
+    {
+        let code =
+            parity_fakes::load::serve_load(&name, config, tokio::io::stdin(), tokio::io::stdout())
+                .await
+                .unwrap_or(EXIT_USAGE);
+        drop(_guard);
+        std::process::exit(code);
+    }
     if name == "setsid-child" {
         if let Err(e) = parity_fakes::spawn_setsid_grandchild() {
             eprintln!("error: {e}");

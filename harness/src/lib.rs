@@ -16,6 +16,7 @@ pub mod cli;
 pub mod dispatcher;
 pub mod equivalence;
 pub mod facade;
+pub mod framelog;
 /// Generated tool-call arguments from JSON Schema, run seeded with shrinking (generated equivalence).
 pub mod gen;
 pub mod guard;

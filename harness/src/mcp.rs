@@ -99,6 +99,15 @@ impl Inbound {
 /// Most messages a session's inbox keeps (older ones are dropped first).
 pub const MAX_INBOX: usize = 10_000;
 
+/// Most bytes a session's inbox keeps (1 MiB, each message counted as three times its line,
+/// for the parsed value beside it, plus 512): past it the oldest messages are dropped until half of it is left, so a peer flooding
+/// large notifications cannot exhaust memory (`docs/architecture.md` §Memory budget).
+pub const MAX_INBOX_BYTES: usize = 1 << 20;
+
+/// Most requests of the peer a session keeps in [`Client::server_requests`] (all are
+/// answered; later ones are not kept).
+pub const MAX_SERVER_REQUESTS: usize = 1_000;
+
 /// Most response ids a session remembers to tell a repeated response ([`Inbound::repeat`]);
 /// past it, later ids are not remembered (a repeat of one of them is not flagged).
 pub const MAX_ANSWERED_IDS: usize = 100_000;
@@ -204,8 +213,10 @@ pub struct Client {
     pub timeout: Duration,
     /// Messages received that were not the awaited response, in order.
     pub inbox: Vec<Inbound>,
-    /// Requests the server sent us (already answered).
+    /// Requests the server sent us (already answered): the first [`MAX_SERVER_REQUESTS`].
     pub server_requests: Vec<Value>,
+    /// Bytes [`Client::inbox`] holds, as last counted ([`MAX_INBOX_BYTES`]).
+    inbox_bytes: usize,
     next_id: i64,
     partial: Option<(Vec<u8>, usize)>,
     /// The last bytes written did not end a line: answers to server requests wait until they
@@ -413,6 +424,7 @@ impl Client {
             timeout,
             inbox: Vec::new(),
             server_requests: Vec::new(),
+            inbox_bytes: 0,
             next_id: 1,
             partial: None,
             mid_line: false,
@@ -565,7 +577,22 @@ impl Client {
         if self.inbox.len() >= MAX_INBOX {
             self.inbox.drain(..MAX_INBOX / 10);
         }
+        let cost = |i: &Inbound| 3 * i.line.bytes.len() + 512;
+        self.inbox_bytes += cost(&inb);
         self.inbox.push(inb);
+        if self.inbox_bytes > MAX_INBOX_BYTES {
+            // The count may be stale (checks take messages out): recount, then drop the oldest.
+            let mut total: usize = self.inbox.iter().map(cost).sum();
+            let mut drop = 0;
+            if total > MAX_INBOX_BYTES {
+                while drop + 1 < self.inbox.len() && total > MAX_INBOX_BYTES / 2 {
+                    total -= cost(&self.inbox[drop]);
+                    drop += 1;
+                }
+            }
+            self.inbox.drain(..drop);
+            self.inbox_bytes = total;
+        }
     }
 
     /// The last id [`Client::fresh_id`] handed out (0 before any).
@@ -690,7 +717,7 @@ impl Client {
                 if is_request {
                     if let Some(v) = inbound.value().cloned() {
                         let answer = (self.answer)(&v);
-                        if self.server_requests.len() < MAX_INBOX {
+                        if self.server_requests.len() < MAX_SERVER_REQUESTS {
                             self.server_requests.push(v);
                         }
                         // Queued, never awaited: the writer task writes it, so a peer that

@@ -18,6 +18,7 @@
 //! Shutdown follows MCP's stdio sequence (lifecycle §Shutdown): close stdin, wait, SIGTERM,
 //! wait, SIGKILL, with each step's time recorded.
 
+use crate::framelog::{Budget, FrameLog};
 use crate::wire::{Dir, Frame, Line, LineReader, WireEvent, DEFAULT_LINE_CAP};
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -31,9 +32,10 @@ use tokio::sync::mpsc;
 /// Name of the environment variable that tags every process a peer starts.
 pub const MARKER_VAR: &str = "PARITY_PEER_MARK";
 
-/// Bytes of stdout lines a peer's frame log keeps whole (64 MiB); later lines are kept as
-/// prefixes marked `elided`, so a flooding peer cannot exhaust memory.
-pub const LOG_BUDGET: usize = 64 * 1024 * 1024;
+/// Bytes of stdout lines read ahead of the session (read and waiting for [`Peer::recv`]):
+/// 1 MiB, a longer line counting as 1 MiB. Past it the reader waits for the session to take
+/// lines, so lines the session has not asked for yet cannot grow parity's memory.
+pub const READ_AHEAD: usize = 1 << 20;
 
 /// Bytes of stderr kept as evidence per peer; the rest is counted, not stored.
 pub const STDERR_KEEP: usize = 256 * 1024;
@@ -232,16 +234,16 @@ impl Default for ShutdownGrace {
     }
 }
 
-type SharedLog = Arc<Mutex<Vec<WireEvent>>>;
+type SharedLog = Arc<Mutex<FrameLog>>;
 
 /// A handle on a peer's frame log that outlives the peer.
 #[derive(Clone)]
 pub struct LogHandle(SharedLog);
 
 impl LogHandle {
-    /// A copy of every frame logged so far.
+    /// A copy of the frames the log kept so far, gaps shown as [`Frame::Gap`].
     pub fn events(&self) -> Vec<WireEvent> {
-        lock(&self.0).clone()
+        lock(&self.0).events_from(0)
     }
 }
 
@@ -258,6 +260,9 @@ pub struct Peer {
     /// Answers to the peer's requests dropped because the queue was full ([`ANSWER_QUEUE_CAP`]).
     answers_dropped: u64,
     lines: mpsc::Receiver<Option<Line>>,
+    /// Permits for [`READ_AHEAD`]: the reader takes a line's worth before it hands the line
+    /// over, [`Peer::recv`] gives them back.
+    read_ahead: Arc<tokio::sync::Semaphore>,
     stdout_eof: bool,
     child: Option<tokio::process::Child>,
     pid: Option<u32>,
@@ -460,7 +465,7 @@ impl Peer {
         track(child.id(), true);
         tracing::debug!(command = %spec.display(), pid = ?child.id(), "peer started");
         let start = Instant::now();
-        let log: SharedLog = Arc::new(Mutex::new(Vec::new()));
+        let log: SharedLog = Arc::new(Mutex::new(FrameLog::default()));
         let write_error = Arc::new(Mutex::new(None));
         let backlog = Arc::new(Backlog::default());
         let stdin = child.stdin.take().map(|s| {
@@ -475,6 +480,7 @@ impl Peer {
         let stdout = child.stdout.take();
         let stderr = child.stderr.take();
         let (tx, rx) = mpsc::channel(256);
+        let read_ahead = Arc::new(tokio::sync::Semaphore::new(READ_AHEAD));
         if let Some(out) = stdout {
             tokio::spawn(read_lines(
                 out,
@@ -482,7 +488,7 @@ impl Peer {
                 Dir::S2c,
                 start,
                 log.clone(),
-                tx,
+                (tx, read_ahead.clone()),
                 None,
             ));
         }
@@ -497,6 +503,7 @@ impl Peer {
             backlog,
             answers_dropped: 0,
             lines: rx,
+            read_ahead,
             stdout_eof: false,
             pid: child.id(),
             child: Some(child),
@@ -528,15 +535,16 @@ impl Peer {
         W: AsyncWrite + Unpin + Send + 'static,
     {
         let start = Instant::now();
-        let log: SharedLog = Arc::new(Mutex::new(Vec::new()));
+        let log: SharedLog = Arc::new(Mutex::new(FrameLog::default()));
         let (tx, rx) = mpsc::channel(256);
+        let read_ahead = Arc::new(tokio::sync::Semaphore::new(READ_AHEAD));
         tokio::spawn(read_lines(
             reader,
             line_cap,
             Dir::S2c,
             start,
             log.clone(),
-            tx,
+            (tx, read_ahead.clone()),
             marker,
         ));
         let write_error = Arc::new(Mutex::new(None));
@@ -556,6 +564,7 @@ impl Peer {
             backlog,
             answers_dropped: 0,
             lines: rx,
+            read_ahead,
             stdout_eof: false,
             child: None,
             pid: None,
@@ -741,6 +750,7 @@ impl Peer {
             }
             match tokio::time::timeout_at(deadline.into(), self.lines.recv()).await {
                 Ok(Some(Some(line))) => {
+                    self.read_ahead.add_permits(read_ahead_cost(&line));
                     if let Some(s) = &mut self.settling {
                         if line.terminated && line.bytes == SETTLED_MARKER {
                             s.settled += 1;
@@ -793,22 +803,36 @@ impl Peer {
         LogHandle(self.log.clone())
     }
 
-    /// A copy of every frame seen so far, in order.
+    /// A copy of the frames the log kept so far, in order, each run of dropped frames shown
+    /// as one [`Frame::Gap`] ([`crate::framelog`]).
     pub fn events(&self) -> Vec<WireEvent> {
-        lock(&self.log).clone()
+        lock(&self.log).events_from(0)
     }
 
-    /// How many frames the log holds so far.
+    /// How many frames were logged so far, kept or not: a mark for [`Peer::events_from`].
     pub fn event_count(&self) -> usize {
         lock(&self.log).len()
     }
 
-    /// The frames from index `from` on (all of them for 0).
+    /// The kept frames logged at mark `from` or later (all of them for 0), gaps included.
     pub fn events_from(&self, from: usize) -> Vec<WireEvent> {
-        lock(&self.log)
-            .get(from..)
-            .map(<[WireEvent]>::to_vec)
-            .unwrap_or_default()
+        lock(&self.log).events_from(from)
+    }
+
+    /// Gives the frame log a new budget (a replay keeps the whole recording: [`Budget::at_least`]).
+    /// Only frames logged from now on are kept under it.
+    pub fn set_log_budget(&self, budget: Budget) {
+        let mut log = lock(&self.log);
+        let mut fresh = FrameLog::new(budget);
+        for ev in log.events_from(0) {
+            fresh.push(ev);
+        }
+        *log = fresh;
+    }
+
+    /// Frames the log dropped so far and their bytes (0 and 0 while it kept everything).
+    pub fn log_dropped(&self) -> (u64, u64) {
+        lock(&self.log).dropped()
     }
 
     /// Whether the session can still be used: stdin open, stdout not at its end, and the
@@ -829,8 +853,7 @@ impl Peer {
     /// the last answer was at the HTTP level), if any.
     pub fn last_note(&self) -> Option<String> {
         lock(&self.log)
-            .iter()
-            .rev()
+            .iter_rev()
             .find(|e| e.dir == Dir::Note)
             .and_then(|e| e.line())
             .map(|l| String::from_utf8_lossy(&l.bytes).into_owned())
@@ -840,8 +863,7 @@ impl Peer {
     /// the peer started), if it ever did.
     pub fn last_write_at(&self) -> Option<std::time::Duration> {
         lock(&self.log)
-            .iter()
-            .rev()
+            .iter_rev()
             .find(|e| e.dir == Dir::C2s)
             .map(|e| e.t)
     }
@@ -849,12 +871,15 @@ impl Peer {
     /// The texts of the [`Dir::Note`] frames logged at or after `t` (time since the peer
     /// started), oldest first.
     pub fn notes_since(&self, t: std::time::Duration) -> Vec<String> {
-        lock(&self.log)
-            .iter()
+        let log = lock(&self.log);
+        let mut notes: Vec<String> = log
+            .iter_rev()
             .filter(|e| e.dir == Dir::Note && e.t >= t)
             .filter_map(|e| e.line())
             .map(|l| String::from_utf8_lossy(&l.bytes).into_owned())
-            .collect()
+            .collect();
+        notes.reverse();
+        notes
     }
 
     /// Adds `text` to the frame log as a [`Dir::Note`] (a remark beside the frames, shown in
@@ -1004,7 +1029,7 @@ impl Drop for Peer {
     }
 }
 
-fn lock(log: &SharedLog) -> std::sync::MutexGuard<'_, Vec<WireEvent>> {
+fn lock(log: &SharedLog) -> std::sync::MutexGuard<'_, FrameLog> {
     match log.lock() {
         Ok(g) => g,
         Err(p) => p.into_inner(),
@@ -1100,21 +1125,45 @@ async fn write_queue(
     }
 }
 
+/// The [`READ_AHEAD`] permits one line takes while it waits for [`Peer::recv`].
+fn read_ahead_cost(line: &Line) -> usize {
+    line.bytes.len().clamp(1, READ_AHEAD)
+}
+
+/// Hands a line to the session once its [`READ_AHEAD`] permits are free. False when the
+/// session is gone.
+async fn hand_over(
+    (tx, permits): &(mpsc::Sender<Option<Line>>, Arc<tokio::sync::Semaphore>),
+    line: Line,
+) -> bool {
+    let Ok(n) = u32::try_from(read_ahead_cost(&line)) else {
+        return false;
+    };
+    tokio::select! {
+        p = permits.acquire_many(n) => match p {
+            Ok(p) => p.forget(),
+            Err(_) => return false,
+        },
+        // The session is gone: nobody will give the permits back.
+        () = tx.closed() => return false,
+    }
+    tx.send(Some(line)).await.is_ok()
+}
+
 async fn read_lines<R: AsyncRead + Unpin>(
     reader: R,
     cap: usize,
     dir: Dir,
     start: Instant,
     log: SharedLog,
-    tx: mpsc::Sender<Option<Line>>,
+    out: (mpsc::Sender<Option<Line>>, Arc<tokio::sync::Semaphore>),
     marker: Option<&'static [u8]>,
 ) {
     let mut r = LineReader::new(BufReader::with_capacity(64 * 1024, reader), cap);
-    let mut logged: usize = 0;
     loop {
         match r.next_line().await {
             Ok(Some(line)) if marker.is_some_and(|m| line.terminated && line.bytes == m) => {
-                if tx.send(Some(line)).await.is_err() {
+                if !hand_over(&out, line).await {
                     continue;
                 }
             }
@@ -1134,30 +1183,21 @@ async fn read_lines<R: AsyncRead + Unpin>(
                 });
             }
             Ok(Some(line)) => {
-                // The log keeps whole lines up to the session's budget, then prefixes.
-                let kept = if logged + line.bytes.len() <= LOG_BUDGET {
-                    logged += line.bytes.len();
-                    line.clone()
-                } else {
-                    Line {
-                        bytes: line.bytes[..line.bytes.len().min(crate::wire::OVER_CAP_PREFIX)]
-                            .to_vec(),
-                        elided: true,
-                        ..line.clone_header()
-                    }
-                };
+                // The log keeps what its budget allows ([`crate::framelog`]).
+                let keep = lock(&log).line_keep();
+                let kept = crate::framelog::kept_copy(&line, keep);
                 lock(&log).push(WireEvent {
                     dir,
                     t: start.elapsed(),
                     frame: Frame::Line(kept),
                 });
-                if tx.send(Some(line)).await.is_err() {
+                if !hand_over(&out, line).await {
                     // Nobody listens any more; keep draining so the peer never blocks.
                     continue;
                 }
             }
             Ok(None) | Err(_) => {
-                let _ = tx.send(None).await;
+                let _ = out.0.send(None).await;
                 return;
             }
         }

@@ -960,7 +960,7 @@ async fn run_era(
                 opened.store(true, std::sync::atomic::Ordering::SeqCst);
             }
             if let Ok(mut l) = logs.lock() {
-                l.entry(rev).or_default().extend(sessions);
+                keep_logs(l.entry(rev).or_default(), sessions);
             }
             out
         }));
@@ -995,7 +995,7 @@ async fn run_era(
                 monitor_opened.store(true, std::sync::atomic::Ordering::SeqCst);
             }
             if let Ok(mut l) = logs.lock() {
-                l.entry(rev.clone()).or_default().extend(ctx.take_logs());
+                keep_logs(l.entry(rev.clone()).or_default(), ctx.take_logs());
             }
             Vec::new()
         }));
@@ -1013,7 +1013,8 @@ async fn run_era(
             let _permit = sem.acquire().await;
             let id = crate::scenario::case_id(&scenario, &rev);
             let attempt = || async {
-                let ctx = Ctx::new(target.clone(), &rev, timing, facts.clone(), id.clone());
+                let mut ctx = Ctx::new(target.clone(), &rev, timing, facts.clone(), id.clone());
+                ctx.log_budget = crate::framelog::Budget::SCENARIO;
                 let mut result = crate::scenario::run_case_timed(&ctx, &scenario).await;
                 let sessions = ctx.take_logs();
                 if let Some(store) = &control.snapshots {
@@ -1177,9 +1178,7 @@ async fn run_active(
             };
             explain_unread(&mut result, ctx.unread_note());
             if let Ok(mut l) = logs.lock() {
-                l.entry(p.revision.clone())
-                    .or_default()
-                    .extend(ctx.take_logs());
+                keep_logs(l.entry(p.revision.clone()).or_default(), ctx.take_logs());
             }
             result
         }
@@ -1238,13 +1237,20 @@ async fn finish_era(
                 sessions,
             })
         };
-        let r = to_result(
+        let mut r = to_result(
             binding,
             &p.check,
             &p.revision,
             finding,
             t0.elapsed().as_millis() as u64,
         );
+        if let Some(kept) = kept_note(sessions) {
+            r.message = if r.message.is_empty() {
+                kept
+            } else {
+                format!("{}; {kept}", r.message)
+            };
+        }
         control.finished(&r);
         by_id.insert(r.id.clone(), r);
     }
@@ -1282,6 +1288,59 @@ async fn finish_era(
             .map(|id| by_id.remove(id).unwrap_or_else(|| internal(id))),
     );
     out
+}
+
+/// Adds the session logs of a finished case to its revision's logs for the monitors. While
+/// the revision's logs hold less than [`crate::framelog::ERA_BUDGET`] bytes, each is kept as
+/// its session's frame log kept it; past that, each is first thinned to
+/// [`crate::framelog::Budget::THIN`] (what is dropped becomes a [`crate::wire::Frame::Gap`]),
+/// so a run's memory does not grow with the number of cases a flooding peer takes part in.
+fn keep_logs(kept: &mut Vec<SessionLog>, new: Vec<SessionLog>) {
+    let size = |l: &SessionLog| -> usize {
+        l.events
+            .iter()
+            .map(|e| crate::framelog::FRAME_OVERHEAD + e.line().map_or(0, |l| l.bytes.len()))
+            .sum()
+    };
+    let mut used: usize = kept.iter().map(size).sum();
+    for mut log in new {
+        if used >= crate::framelog::ERA_BUDGET {
+            log.events = crate::framelog::FrameLog::thinned(
+                std::mem::take(&mut log.events),
+                crate::framelog::Budget::THIN,
+            );
+        }
+        used += size(&log);
+        kept.push(log);
+    }
+}
+
+/// What a monitor's verdict adds when its sessions' frame logs dropped frames: that it judged
+/// the frames kept, and how many of the peer's frames (and bytes) it did not see. `None` when
+/// nothing was dropped.
+fn kept_note(sessions: &[SessionLog]) -> Option<String> {
+    let (mut frames, mut bytes, mut kept, mut kept_bytes) = (0u64, 0u64, 0u64, 0u64);
+    for e in sessions.iter().flat_map(|s| &s.events) {
+        match &e.frame {
+            crate::wire::Frame::Gap {
+                frames: f,
+                bytes: b,
+            } => {
+                frames += f;
+                bytes += b;
+            }
+            crate::wire::Frame::Line(l) if e.dir == crate::wire::Dir::S2c => {
+                kept += 1;
+                kept_bytes += l.len;
+            }
+            _ => {}
+        }
+    }
+    (frames > 0).then(|| {
+        format!(
+            "judged on the frames kept: {kept} stdout frames ({kept_bytes} bytes); {frames} frames ({bytes} bytes) were left out by the sessions' bounded frame logs (docs/architecture.md §Memory budget)"
+        )
+    })
 }
 
 /// The monitors' own session: handshake, a full tools listing, the probe, then shutdown.

@@ -1486,8 +1486,23 @@ async fn run_replay(ctx: &Ctx, r: &Replay) -> Finding {
         Err(f) => return f,
     };
     let log = client.peer.log_handle();
+    // The live exchange is compared whole: the log gets room for twice the recording.
+    client
+        .peer
+        .set_log_budget(crate::framelog::Budget::at_least(
+            2 * r.transcript.frame_bytes(),
+        ));
     let driven = crate::replay::drive(&r.transcript, &mut client.peer, ctx.timing.message).await;
+    let (dropped, dropped_bytes) = client.peer.log_dropped();
     ctx.close(client).await;
+    if dropped > 0 {
+        return Finding::not_run(
+            format!(
+                "the live exchange was not compared: the server sent more than the session's frame log keeps (twice the recording), and {dropped} frames ({dropped_bytes} bytes) were left out"
+            ),
+            evidence(&log.events()),
+        );
+    }
     let norm = crate::replay::Normalizer::new(r.pointers.clone(), r.keys.clone());
     let recorded = crate::replay::Exchange::of_transcript(&r.transcript);
     let live = crate::replay::Exchange::of_wire(&log.events());

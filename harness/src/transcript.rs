@@ -233,6 +233,17 @@ pub struct Transcript {
     pub events: Vec<(usize, Event)>,
 }
 
+impl Transcript {
+    /// Bytes of the recorded frames (their full lengths), for sizing the frame log of the
+    /// session that replays it ([`crate::framelog::Budget::at_least`]).
+    pub fn frame_bytes(&self) -> usize {
+        self.events
+            .iter()
+            .map(|(_, e)| e.len.map_or(e.bytes.len(), |n| n as usize) + 96)
+            .sum()
+    }
+}
+
 /// A transcript that cannot be read: `file:line: field: message`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TranscriptError {

@@ -18,6 +18,23 @@ pub const DEFAULT_LINE_CAP: usize = 16 * 1024 * 1024;
 /// How many bytes of an over-cap line are kept as evidence (the rest is counted and hashed).
 pub const OVER_CAP_PREFIX: usize = 4096;
 
+/// Lines longer than this (1 MiB) are assembled only with a share of [`LARGE_LINES`]: the
+/// bytes of a line are held until its newline or the cap, so several peers sending huge lines
+/// at once would otherwise hold a cap's worth each.
+pub const LARGE_LINE: usize = 1 << 20;
+
+/// Bytes the whole process may hold in lines being assembled past [`LARGE_LINE`] (16 MiB): a
+/// reader whose line grows past [`LARGE_LINE`] first takes the rest of its cap from here (all
+/// of it at once, so no two readers can wait on each other) and gives it back when the line
+/// ends. With the default 16 MiB cap, one huge line is assembled at a time; the others' readers
+/// wait, and their peers wait on their stdout.
+pub const LARGE_LINES: usize = 16 << 20;
+
+fn large_lines() -> &'static tokio::sync::Semaphore {
+    static SEM: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(LARGE_LINES);
+    &SEM
+}
+
 /// Direction of a frame on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -50,7 +67,8 @@ pub struct Line {
     /// False when the stream ended before a `\n` terminated this line.
     pub terminated: bool,
     /// Only a prefix was kept because the session's frame log reached its byte budget
-    /// ([`crate::peer::LOG_BUDGET`]); the reader still saw the whole line.
+    /// (cut to [`crate::framelog::FRAME_KEEP`] bytes; `sha256` holds the digest of the whole line);
+    /// the reader still saw the whole line.
     pub elided: bool,
 }
 
@@ -62,6 +80,14 @@ pub enum Frame {
     Line(Line),
     /// The peer's exit status, as text (`exit status: 0`, `signal: 9`).
     Exit(String),
+    /// Frames the session's bounded frame log dropped here ([`crate::framelog`]): how many and
+    /// their bytes (line lengths). Never protocol: monitors skip it and say it was there.
+    Gap {
+        /// Frames dropped.
+        frames: u64,
+        /// Their bytes.
+        bytes: u64,
+    },
 }
 
 /// A frame with its direction and its monotonic time since the session started.
@@ -88,6 +114,7 @@ impl WireEvent {
                 s
             }
             Frame::Exit(s) => s.clone(),
+            Frame::Gap { frames, bytes } => gap_text(*frames, *bytes),
         }
     }
 
@@ -95,9 +122,16 @@ impl WireEvent {
     pub fn line(&self) -> Option<&Line> {
         match &self.frame {
             Frame::Line(l) => Some(l),
-            Frame::Exit(_) => None,
+            Frame::Exit(_) | Frame::Gap { .. } => None,
         }
     }
+}
+
+/// How a [`Frame::Gap`] reads in evidence.
+pub fn gap_text(frames: u64, bytes: u64) -> String {
+    format!(
+        "({frames} frames, {bytes} bytes, left out here: the session's frame log keeps a bounded head and tail, docs/architecture.md §Memory budget)"
+    )
 }
 
 /// Reads newline-delimited lines with a byte cap, never buffering more than the cap for a line.
@@ -120,6 +154,8 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
         let mut bytes: Vec<u8> = Vec::new();
         let mut len: u64 = 0;
         let mut hasher: Option<Sha256> = None;
+        // A share of [`LARGE_LINES`], held while a line past [`LARGE_LINE`] is assembled.
+        let mut share: Option<tokio::sync::SemaphorePermit<'static>> = None;
         loop {
             let buf = self.inner.fill_buf().await?;
             if buf.is_empty() {
@@ -133,6 +169,19 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
                 None => (buf, false),
             };
             let n = chunk.len();
+            if hasher.is_none()
+                && share.is_none()
+                && self.cap > LARGE_LINE
+                && bytes.len() + n > LARGE_LINE
+            {
+                // Room for the rest of the line up to the cap, taken at once and before the
+                // chunk is consumed (while this waits, the peer's bytes stay in the pipe).
+                let room = self.cap.min(LARGE_LINES).saturating_sub(bytes.len());
+                let permits = u32::try_from(room.max(1)).unwrap_or(u32::MAX);
+                share = large_lines().acquire_many(permits).await.ok();
+                bytes.reserve_exact(room);
+                continue;
+            }
             len += n as u64;
             if let Some(h) = hasher.as_mut() {
                 h.update(chunk);
@@ -148,6 +197,7 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
                 bytes.truncate(OVER_CAP_PREFIX);
                 bytes.extend_from_slice(&chunk[..chunk.len().min(room)]);
                 bytes.shrink_to_fit();
+                share = None;
             } else {
                 bytes.extend_from_slice(chunk);
             }
@@ -180,7 +230,11 @@ impl Line {
     }
 }
 
-fn finish(bytes: Vec<u8>, len: u64, hasher: Option<Sha256>, terminated: bool) -> Line {
+fn finish(mut bytes: Vec<u8>, len: u64, hasher: Option<Sha256>, terminated: bool) -> Line {
+    if bytes.capacity() - bytes.len() > LARGE_LINE {
+        // Room reserved up to the cap for a large line that ended sooner.
+        bytes.shrink_to_fit();
+    }
     let over_cap = hasher.is_some();
     let sha256 = hasher.map(|h| {
         h.finalize()

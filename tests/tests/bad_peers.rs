@@ -665,3 +665,42 @@ fn an_answer_over_the_line_cap_is_reported_as_one_with_its_length_the_cap_and_th
         );
     }
 }
+
+/// A server that sends notifications at full speed and each of its answers 4 s late: every
+/// case is judged (the frame log keeps a bounded head and tail, never the whole flood), the
+/// evidence names the frames it left out, and the envelope monitor says it judged the frames
+/// kept. (The peak RSS of such a run is measured by `parity bench --only floods`, not here.)
+#[test]
+fn a_notification_flood_is_judged_on_a_bounded_log_that_says_what_it_left_out() {
+    let _g = serial();
+    let checks = [
+        "mcp.base.ping",
+        "mcp.lifecycle.version-negotiation",
+        "mcp.stdio.stdout-purity",
+    ];
+    let mut extra = vec!["--era", "legacy"];
+    for check in checks {
+        extra.extend(["--filter", check]);
+    }
+    let r = run_bad("load-notification-flood", &extra, &[0]);
+    for check in checks {
+        let got = r.verdicts_of(check);
+        assert!(!got.is_empty(), "{check} did not run\n{r}");
+        for (id, verdict) in got {
+            assert_eq!(verdict, "pass", "{id}\n{r}");
+        }
+    }
+    let purity = &r.cases()[&case("mcp.stdio.stdout-purity", LEGACY)];
+    let message = purity["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("judged on the frames kept")
+            && message.contains("were left out by the sessions' bounded frame logs"),
+        "the monitor does not say it judged a bounded log: {message:?}\n{r}"
+    );
+    let evidence = r.cases()[&case("mcp.base.ping", LEGACY)]["evidence"].to_string();
+    assert!(
+        evidence.contains("left out here"),
+        "the evidence does not show the frames left out: {evidence}\n{r}"
+    );
+    no_debug_output(&r);
+}

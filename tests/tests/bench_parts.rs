@@ -60,3 +60,41 @@ fn guard_part_scans_a_generated_tree_and_finds_every_planted_violation() {
     assert_eq!(g["parsed"], json!(15), "{v}");
     assert_eq!(v["errors"], json!([]), "{v}");
 }
+
+/// The floods part runs the reference and the three load peers through whole runs and reports,
+/// for each, the peak RSS it sampled, the bytes the run read and which verdicts were judged
+/// (figures are not asserted; that every verdict is judged is).
+#[test]
+fn floods_part_reports_peak_rss_beside_bytes_read_and_judged_verdicts() {
+    let v = bench_json(&[
+        "--only",
+        "floods",
+        "--flood-requests",
+        "2000",
+        "--flood-line-bytes",
+        "67108864",
+    ]);
+    let runs = v["floods"].as_array().unwrap_or_else(|| panic!("{v}"));
+    let loads: Vec<&str> = runs.iter().filter_map(|r| r["load"].as_str()).collect();
+    assert_eq!(
+        loads,
+        [
+            "no load (the reference)",
+            "notification flood",
+            "request flood",
+            "giant line"
+        ],
+        "{v}"
+    );
+    for r in runs {
+        assert!(r["peak_kib"].as_u64().unwrap() > 0, "{r}");
+        assert_eq!(r["judged"], json!(4), "{r}");
+        assert_eq!(r["unjudged"], json!([]), "{r}");
+    }
+    let giant = &runs[3];
+    assert!(
+        giant["read_bytes"].as_u64().unwrap() > 64 << 20,
+        "the giant line was read: {giant}"
+    );
+    assert_eq!(v["errors"], json!([]), "{v}");
+}

@@ -1044,3 +1044,42 @@ fn a_recording_replays_without_difference_after_the_server_version_changes() {
         assert!(r.stdout.contains("0 difference(s)"), "{era}: {r}");
     }
 }
+
+/// A replay compares the whole live exchange or nothing: against a server that floods
+/// notifications (far more than twice the recording), the frame log drops frames, so the
+/// exchange is not compared and `parity replay` exits 3 saying so, never 0 or 1 on half an
+/// exchange.
+#[test]
+fn a_replay_whose_live_exchange_was_cut_is_not_compared_and_exits_3() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("ok.jsonl");
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    std::fs::write(
+        &path,
+        format!(
+            "{}\n{}\n{}\n{}\n",
+            header(),
+            ev(1, "c2s", init),
+            ev(
+                2,
+                "s2c",
+                r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}"#
+            ),
+            json!({"seq": 3, "t_ms": 2, "dir": "exit", "code": 0})
+        ),
+    )
+    .expect("write");
+    let file = path.to_str().expect("UTF-8 path");
+    let run = common::run(&[
+        "replay",
+        file,
+        "--mcp",
+        &common::fake_cmd("load-notification-flood"),
+    ]);
+    run.assert_code(3);
+    assert!(
+        run.stderr.contains("the live exchange was not compared")
+            && run.stderr.contains("were left out"),
+        "{run}"
+    );
+}
