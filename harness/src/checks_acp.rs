@@ -852,12 +852,17 @@ fn update_after_new(input: &MonitorInput) -> Finding {
     for s in input.sessions {
         let mut known: HashSet<String> = HashSet::new();
         let methods = m::c2s_methods(s);
-        // Once the bounded frame log has left frames out, a session/new response (or its
-        // request) may be among them: an update for an unknown session then proves nothing.
+        // Once the bounded frame log has left frames out or cut one, a session/new response (or
+        // its request) may be among them: an update for an unknown session then proves nothing.
         let mut gap_seen = false;
-        for e in s.events.iter().filter(|e| e.dir == Dir::S2c) {
-            if matches!(e.frame, crate::wire::Frame::Gap { .. }) {
+        for e in &s.events {
+            // A gap, or a line (either way) kept only as a prefix, may hide that response.
+            if matches!(e.frame, crate::wire::Frame::Gap { .. })
+                || e.line().is_some_and(|l| l.elided)
+            {
                 gap_seen = true;
+            }
+            if e.dir != Dir::S2c {
                 continue;
             }
             let Some(line) = e

@@ -652,7 +652,7 @@ async fn stdin_eof(ctx: &Ctx) -> Finding {
     ));
     let after: Vec<_> = events
         .iter()
-        .filter(|e| e.dir == Dir::S2c && e.t > closed_at)
+        .filter(|e| e.dir == Dir::S2c && e.line().is_some() && e.t > closed_at)
         .collect();
     if !report.exited_on_eof {
         return Finding::violated(
@@ -1285,7 +1285,8 @@ pub(crate) fn monitor_result(problems: Vec<String>) -> Finding {
 }
 
 /// Whether a line is a judgeable frame: over-cap lines are kept only as a prefix, and lines
-/// past a session's log budget as a prefix too ([`crate::wire::Line::elided`]).
+/// the bounded frame log cut as a prefix too ([`crate::wire::Line::elided`],
+/// `crate::framelog`).
 pub(crate) fn judgeable(l: &crate::wire::Line) -> bool {
     l.bytes.len() as u64 == l.len
 }
@@ -1309,6 +1310,11 @@ pub(crate) fn stdout_purity_for(input: &MonitorInput, acp: bool) -> Finding {
                 .iter()
                 .find(|b| !b.is_ascii_whitespace())
                 .is_some_and(|b| *b == b'{' || *b == b'[');
+            if starts_json && l.elided && !l.over_cap {
+                // Read whole, kept as a prefix by the bounded frame log: the verdict's message
+                // counts such lines (`run::kept_note`); nothing here can be said about them.
+                continue;
+            }
             if starts_json {
                 unjudged.push(format!(
                     "[{}] a {}-byte stdout line was kept only as a prefix and could not be judged (raise --line-cap)",

@@ -773,7 +773,9 @@ async fn cmd_replay(
         }
     };
     // The live exchange is compared whole: the log gets room for twice the recording.
-    peer.set_log_budget(crate::framelog::Budget::at_least(2 * t.frame_bytes()));
+    peer.set_log_budget(crate::framelog::Budget::at_least(
+        t.frame_bytes().saturating_mul(2),
+    ));
     let driven =
         crate::replay::drive(&t, &mut peer, std::time::Duration::from_millis(timeout_ms)).await;
     peer.shutdown(crate::peer::ShutdownGrace::default()).await;

@@ -155,11 +155,6 @@ impl FrameLog {
         log.events_from(0)
     }
 
-    /// Most bytes of one line this log keeps.
-    pub fn line_keep(&self) -> usize {
-        self.budget.line
-    }
-
     /// How many frames were pushed so far (kept or not): the mark for [`FrameLog::events_from`].
     pub fn len(&self) -> usize {
         self.pushed as usize
@@ -170,16 +165,36 @@ impl FrameLog {
         self.pushed == 0
     }
 
-    /// Frames dropped so far and their bytes.
+    /// Frames dropped so far and their bytes (lines cut to a prefix are not counted here).
     pub fn dropped(&self) -> (u64, u64) {
         (self.dropped_frames, self.dropped_bytes)
+    }
+
+    /// Adds a line the peer's reader read whole (or as an over-cap prefix), copying only what
+    /// the log keeps of it: the whole line when it is pinned and fits in what is left of the
+    /// pinned budget (so responses and non-messages are judged whole), else its first
+    /// [`Budget::line`] bytes. Classified on all its bytes, before any cut.
+    pub fn push_line(&mut self, dir: Dir, t: std::time::Duration, line: &Line) {
+        let pin = pinned_line(dir, line);
+        let whole = FRAME_OVERHEAD + line.bytes.len();
+        let keep = if pin && self.pinned_used + whole <= self.budget.pinned {
+            usize::MAX
+        } else {
+            self.budget.line
+        };
+        let ev = WireEvent {
+            dir,
+            t,
+            frame: Frame::Line(kept_copy(line, keep)),
+        };
+        self.pushed += 1;
+        self.push_as(ev, pin);
     }
 
     /// Adds a frame, cutting a long line to [`FRAME_KEEP`] bytes and dropping the oldest tail
     /// frames past the budget. A [`Frame::Gap`] pushed (a log thinned again) is counted as the
     /// frames it stands for.
     pub fn push(&mut self, mut ev: WireEvent) {
-        let idx = self.pushed;
         self.pushed += 1;
         if let Frame::Gap { frames, bytes } = ev.frame {
             self.dropped_frames += frames;
@@ -190,9 +205,11 @@ impl FrameLog {
             });
             return;
         }
+        let pin = pinned(&ev);
         if let Frame::Line(l) = &mut ev.frame {
             if l.bytes.len() > self.budget.line {
-                if l.sha256.is_none() {
+                // The digest is of the whole line: only a line that is whole here gets one.
+                if l.sha256.is_none() && l.bytes.len() as u64 == l.len {
                     l.sha256 = Some(hex(&Sha256::digest(&l.bytes)));
                 }
                 l.bytes.truncate(self.budget.line);
@@ -200,8 +217,14 @@ impl FrameLog {
                 l.elided = true;
             }
         }
+        self.push_as(ev, pin);
+    }
+
+    /// Adds a frame already cut, pinned or not.
+    fn push_as(&mut self, ev: WireEvent, pin: bool) {
+        let idx = self.pushed - 1;
         let size = FRAME_OVERHEAD + ev.line().map_or(0, |l| l.bytes.len());
-        let part = if pinned(&ev) && self.pinned_used + size <= self.budget.pinned {
+        let part = if pin && self.pinned_used + size <= self.budget.pinned {
             Part::Pinned
         } else if self.tail.is_empty() && self.head_used + size <= self.budget.head {
             Part::Head
@@ -310,7 +333,8 @@ pub fn kept_copy(l: &Line, keep: usize) -> Line {
 
 fn gap_event(t: std::time::Duration, frames: u64, bytes: u64) -> WireEvent {
     WireEvent {
-        dir: Dir::S2c,
+        // Never protocol: a gap is a remark beside the frames, like a note.
+        dir: Dir::Note,
         t,
         frame: Frame::Gap { frames, bytes },
     }
@@ -321,10 +345,11 @@ fn gap_event(t: std::time::Duration, frames: u64, bytes: u64) -> WireEvent {
 /// everything but parity's answers to the peer's requests (its own requests, notifications
 /// and probes). Stderr, exits and notes always.
 fn pinned(ev: &WireEvent) -> bool {
-    let Some(l) = ev.line() else {
-        return true;
-    };
-    match ev.dir {
+    ev.line().is_none_or(|l| pinned_line(ev.dir, l))
+}
+
+fn pinned_line(dir: Dir, l: &Line) -> bool {
+    match dir {
         Dir::S2c => has_method(l) != Some(true),
         Dir::C2s => has_method(l) != Some(false),
         _ => true,
@@ -471,5 +496,30 @@ mod tests {
         };
         assert_eq!(total(&all), 1_001);
         assert_eq!(total(&thin), 1_001);
+    }
+
+    #[test]
+    fn a_long_response_is_kept_whole_and_a_long_notification_is_cut() {
+        let mut log = FrameLog::default();
+        let pad = "p".repeat(FRAME_KEEP * 4);
+        let response = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"pad":"{pad}"}}}}"#);
+        let notification = format!(
+            r#"{{"jsonrpc":"2.0","method":"notifications/message","params":{{"data":"{pad}"}}}}"#
+        );
+        for text in [&response, &notification] {
+            let l = line(Dir::S2c, text);
+            log.push_line(Dir::S2c, Duration::ZERO, l.line().unwrap());
+        }
+        let ev = log.events_from(0);
+        let kept: Vec<&Line> = ev.iter().filter_map(WireEvent::line).collect();
+        assert_eq!(kept[0].bytes, response.as_bytes(), "the response is whole");
+        assert!(!kept[0].elided);
+        assert_eq!(kept[1].bytes.len(), FRAME_KEEP, "the notification is cut");
+        assert!(kept[1].elided);
+        assert_eq!(kept[1].len, notification.len() as u64);
+        assert_eq!(
+            kept[1].sha256.as_deref(),
+            Some(hex(&Sha256::digest(notification.as_bytes())).as_str())
+        );
     }
 }

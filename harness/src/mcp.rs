@@ -99,10 +99,11 @@ impl Inbound {
 /// Most messages a session's inbox keeps (older ones are dropped first).
 pub const MAX_INBOX: usize = 10_000;
 
-/// Most bytes a session's inbox keeps (1 MiB, each message counted as three times its line,
-/// for the parsed value beside it, plus 512): past it the oldest messages are dropped until half of it is left, so a peer flooding
+/// Most bytes a session's inbox keeps (2 MiB, each message counted as twice its line, for the
+/// parsed value beside it, plus 256): past it messages are dropped until half of it is left,
+/// the peer's own requests and notifications first, so a peer flooding
 /// large notifications cannot exhaust memory (`docs/architecture.md` §Memory budget).
-pub const MAX_INBOX_BYTES: usize = 1 << 20;
+pub const MAX_INBOX_BYTES: usize = 2 << 20;
 
 /// Most requests of the peer a session keeps in [`Client::server_requests`] (all are
 /// answered; later ones are not kept).
@@ -577,20 +578,31 @@ impl Client {
         if self.inbox.len() >= MAX_INBOX {
             self.inbox.drain(..MAX_INBOX / 10);
         }
-        let cost = |i: &Inbound| 3 * i.line.bytes.len() + 512;
+        let cost = |i: &Inbound| 2 * i.line.bytes.len() + 256;
         self.inbox_bytes += cost(&inb);
         self.inbox.push(inb);
         if self.inbox_bytes > MAX_INBOX_BYTES {
-            // The count may be stale (checks take messages out): recount, then drop the oldest.
+            // The count may be stale (checks take messages out): recount, then drop the
+            // peer's own requests and notifications first (oldest first), and only then other
+            // messages: a check may still look for a response here. The newest always stays.
             let mut total: usize = self.inbox.iter().map(cost).sum();
-            let mut drop = 0;
-            if total > MAX_INBOX_BYTES {
-                while drop + 1 < self.inbox.len() && total > MAX_INBOX_BYTES / 2 {
-                    total -= cost(&self.inbox[drop]);
-                    drop += 1;
+            for responses_too in [false, true] {
+                if total <= MAX_INBOX_BYTES / 2 {
+                    break;
                 }
+                let last = self.inbox.len().saturating_sub(1);
+                let mut i = 0;
+                self.inbox.retain(|m| {
+                    let droppable = i < last
+                        && total > MAX_INBOX_BYTES / 2
+                        && (responses_too || m.value().is_some_and(|v| v.get("method").is_some()));
+                    i += 1;
+                    if droppable {
+                        total -= cost(m);
+                    }
+                    !droppable
+                });
             }
-            self.inbox.drain(..drop);
             self.inbox_bytes = total;
         }
     }

@@ -245,6 +245,11 @@ impl LogHandle {
     pub fn events(&self) -> Vec<WireEvent> {
         lock(&self.0).events_from(0)
     }
+
+    /// Frames the log dropped so far and their bytes ([`crate::framelog::FrameLog::dropped`]).
+    pub fn dropped(&self) -> (u64, u64) {
+        lock(&self.0).dropped()
+    }
 }
 
 /// A running peer: a child process or an in-memory stream pair.
@@ -820,7 +825,8 @@ impl Peer {
     }
 
     /// Gives the frame log a new budget (a replay keeps the whole recording: [`Budget::at_least`]).
-    /// Only frames logged from now on are kept under it.
+    /// The frames kept so far are logged again under it, so marks taken before
+    /// ([`Peer::event_count`]) no longer apply: call it before the session starts.
     pub fn set_log_budget(&self, budget: Budget) {
         let mut log = lock(&self.log);
         let mut fresh = FrameLog::new(budget);
@@ -930,9 +936,10 @@ impl Peer {
             return report;
         };
         let pgid = self.pid.map(|p| p as i32);
-        let mut status = tokio::time::timeout(grace.after_eof, child.wait())
-            .await
-            .ok();
+        // Lines the peer still writes are taken meanwhile (they are in the frame log already),
+        // so a peer blocked on a full stdout can still see EOF and exit.
+        let (lines, permits) = (&mut self.lines, &self.read_ahead);
+        let mut status = wait_draining(&mut child, lines, permits, grace.after_eof).await;
         if let Some(Ok(_)) = &status {
             report.exited_on_eof = true;
             report.eof_exit_ms = Some(ms(t0));
@@ -944,9 +951,7 @@ impl Peer {
                 step: "sigterm",
                 at_ms: ms(t0),
             });
-            status = tokio::time::timeout(grace.after_term, child.wait())
-                .await
-                .ok();
+            status = wait_draining(&mut child, lines, permits, grace.after_term).await;
             if !matches!(status, Some(Ok(_))) {
                 if let Some(pg) = pgid {
                     signal_group(pg, libc::SIGKILL);
@@ -956,9 +961,7 @@ impl Peer {
                     step: "sigkill",
                     at_ms: ms(t0),
                 });
-                status = tokio::time::timeout(Duration::from_secs(5), child.wait())
-                    .await
-                    .ok();
+                status = wait_draining(&mut child, lines, permits, Duration::from_secs(5)).await;
             }
         }
         if let Some(Ok(st)) = status {
@@ -1125,6 +1128,28 @@ async fn write_queue(
     }
 }
 
+/// Waits up to `dur` for the child to exit while taking (and dropping) the lines its reader
+/// hands over, so the reader keeps draining stdout. `None` when `dur` passed first.
+async fn wait_draining(
+    child: &mut tokio::process::Child,
+    lines: &mut mpsc::Receiver<Option<Line>>,
+    permits: &tokio::sync::Semaphore,
+    dur: Duration,
+) -> Option<std::io::Result<std::process::ExitStatus>> {
+    let deadline = tokio::time::Instant::now() + dur;
+    let mut open = true;
+    loop {
+        tokio::select! {
+            st = child.wait() => return Some(st),
+            l = lines.recv(), if open => match l {
+                Some(Some(line)) => permits.add_permits(read_ahead_cost(&line)),
+                _ => open = false,
+            },
+            () = tokio::time::sleep_until(deadline) => return None,
+        }
+    }
+}
+
 /// The [`READ_AHEAD`] permits one line takes while it waits for [`Peer::recv`].
 fn read_ahead_cost(line: &Line) -> usize {
     line.bytes.len().clamp(1, READ_AHEAD)
@@ -1184,13 +1209,7 @@ async fn read_lines<R: AsyncRead + Unpin>(
             }
             Ok(Some(line)) => {
                 // The log keeps what its budget allows ([`crate::framelog`]).
-                let keep = lock(&log).line_keep();
-                let kept = crate::framelog::kept_copy(&line, keep);
-                lock(&log).push(WireEvent {
-                    dir,
-                    t: start.elapsed(),
-                    frame: Frame::Line(kept),
-                });
+                lock(&log).push_line(dir, start.elapsed(), &line);
                 if !hand_over(&out, line).await {
                     // Nobody listens any more; keep draining so the peer never blocks.
                     continue;

@@ -1315,11 +1315,12 @@ fn keep_logs(kept: &mut Vec<SessionLog>, new: Vec<SessionLog>) {
     }
 }
 
-/// What a monitor's verdict adds when its sessions' frame logs dropped frames: that it judged
-/// the frames kept, and how many of the peer's frames (and bytes) it did not see. `None` when
-/// nothing was dropped.
+/// What a monitor's verdict adds when its sessions' frame logs dropped frames or kept lines
+/// only as a prefix (`crate::framelog`): that it judged the frames kept, and how many of the
+/// peer's frames (and bytes) it did not see, or saw only in part. `None` when the logs are
+/// whole.
 fn kept_note(sessions: &[SessionLog]) -> Option<String> {
-    let (mut frames, mut bytes, mut kept, mut kept_bytes) = (0u64, 0u64, 0u64, 0u64);
+    let (mut frames, mut bytes, mut kept, mut kept_bytes, mut cut) = (0u64, 0u64, 0u64, 0u64, 0u64);
     for e in sessions.iter().flat_map(|s| &s.events) {
         match &e.frame {
             crate::wire::Frame::Gap {
@@ -1332,15 +1333,27 @@ fn kept_note(sessions: &[SessionLog]) -> Option<String> {
             crate::wire::Frame::Line(l) if e.dir == crate::wire::Dir::S2c => {
                 kept += 1;
                 kept_bytes += l.len;
+                if l.elided && !l.over_cap {
+                    cut += 1;
+                }
             }
             _ => {}
         }
     }
-    (frames > 0).then(|| {
-        format!(
-            "judged on the frames kept: {kept} stdout frames ({kept_bytes} bytes); {frames} frames ({bytes} bytes) were left out by the sessions' bounded frame logs (docs/architecture.md §Memory budget)"
-        )
-    })
+    if frames == 0 && cut == 0 {
+        return None;
+    }
+    let mut note = format!("judged on the frames kept: {kept} stdout frames ({kept_bytes} bytes)");
+    if cut > 0 {
+        note.push_str(&format!(
+            ", {cut} of them kept only as a prefix and not judged past it"
+        ));
+    }
+    if frames > 0 {
+        note.push_str(&format!("; {frames} frames ({bytes} bytes) were left out"));
+    }
+    note.push_str(" by the sessions' bounded frame logs (docs/architecture.md §Memory budget)");
+    Some(note)
 }
 
 /// The monitors' own session: handshake, a full tools listing, the probe, then shutdown.

@@ -1493,8 +1493,8 @@ async fn run_replay(ctx: &Ctx, r: &Replay) -> Finding {
             2 * r.transcript.frame_bytes(),
         ));
     let driven = crate::replay::drive(&r.transcript, &mut client.peer, ctx.timing.message).await;
-    let (dropped, dropped_bytes) = client.peer.log_dropped();
     ctx.close(client).await;
+    let (dropped, dropped_bytes) = log.dropped();
     if dropped > 0 {
         return Finding::not_run(
             format!(

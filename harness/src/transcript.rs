@@ -237,10 +237,14 @@ impl Transcript {
     /// Bytes of the recorded frames (their full lengths), for sizing the frame log of the
     /// session that replays it ([`crate::framelog::Budget::at_least`]).
     pub fn frame_bytes(&self) -> usize {
-        self.events
-            .iter()
-            .map(|(_, e)| e.len.map_or(e.bytes.len(), |n| n as usize) + 96)
-            .sum()
+        self.events.iter().fold(0usize, |total, (_, e)| {
+            let len = e
+                .len
+                .map_or(e.bytes.len(), |n| usize::try_from(n).unwrap_or(usize::MAX));
+            total
+                .saturating_add(len)
+                .saturating_add(crate::framelog::FRAME_OVERHEAD)
+        })
     }
 }
 

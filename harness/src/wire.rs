@@ -26,9 +26,15 @@ pub const LARGE_LINE: usize = 1 << 20;
 /// Bytes the whole process may hold in lines being assembled past [`LARGE_LINE`] (16 MiB): a
 /// reader whose line grows past [`LARGE_LINE`] first takes the rest of its cap from here (all
 /// of it at once, so no two readers can wait on each other) and gives it back when the line
-/// ends. With the default 16 MiB cap, one huge line is assembled at a time; the others' readers
-/// wait, and their peers wait on their stdout.
+/// ends or crosses the cap. With the default 16 MiB cap, one huge line is assembled at a time;
+/// the others' readers wait (at most [`LARGE_LINE_WAIT`]), and their peers wait on their
+/// stdout. A cap over 16 MiB lets a line grow past its share.
 pub const LARGE_LINES: usize = 16 << 20;
+
+/// How long a reader waits for its share of [`LARGE_LINES`] before it assembles its line
+/// without one (1 s): the bound holds while huge lines arrive at pipe speed, and a peer that
+/// stalls in the middle of one delays the others by at most this.
+pub const LARGE_LINE_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
 fn large_lines() -> &'static tokio::sync::Semaphore {
     static SEM: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(LARGE_LINES);
@@ -66,9 +72,9 @@ pub struct Line {
     pub sha256: Option<String>,
     /// False when the stream ended before a `\n` terminated this line.
     pub terminated: bool,
-    /// Only a prefix was kept because the session's frame log reached its byte budget
-    /// (cut to [`crate::framelog::FRAME_KEEP`] bytes; `sha256` holds the digest of the whole line);
-    /// the reader still saw the whole line.
+    /// Only a prefix was kept by the session's bounded frame log (`crate::framelog`: cut to
+    /// [`crate::framelog::FRAME_KEEP`] bytes, or 4 KiB in a thinned log; `sha256` holds the
+    /// digest of the whole line when the log had it whole); the reader still saw the whole line.
     pub elided: bool,
 }
 
@@ -178,7 +184,12 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
                 // chunk is consumed (while this waits, the peer's bytes stay in the pipe).
                 let room = self.cap.min(LARGE_LINES).saturating_sub(bytes.len());
                 let permits = u32::try_from(room.max(1)).unwrap_or(u32::MAX);
-                share = large_lines().acquire_many(permits).await.ok();
+                // At most [`LARGE_LINE_WAIT`]: a peer that stalls halfway through a huge line
+                // must not hold every other reader up; past the wait the line is read anyway.
+                share = tokio::time::timeout(LARGE_LINE_WAIT, large_lines().acquire_many(permits))
+                    .await
+                    .ok()
+                    .and_then(Result::ok);
                 bytes.reserve_exact(room);
                 continue;
             }

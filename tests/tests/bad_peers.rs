@@ -704,3 +704,30 @@ fn a_notification_flood_is_judged_on_a_bounded_log_that_says_what_it_left_out() 
     );
     no_debug_output(&r);
 }
+
+/// A valid answer longer than the frame log's 64 KiB cut (here a 256 KiB `tools/list` result,
+/// under the default line cap) is a response, so the log keeps it whole: stdout purity judges
+/// it and passes, with no warning and no "kept only as a prefix" note.
+#[test]
+fn a_long_valid_answer_is_judged_whole_by_the_envelope_monitor() {
+    let _g = serial();
+    let r = run_bad(
+        "long-answer",
+        &[
+            "--era",
+            "legacy",
+            "--filter",
+            "mcp.stdio.stdout-purity",
+            "--filter",
+            "mcp.tools.input-schema",
+        ],
+        &[0],
+    );
+    let purity = &r.cases()[&case("mcp.stdio.stdout-purity", LEGACY)];
+    assert_eq!(purity["verdict"], "pass", "{r}");
+    let message = purity["message"].as_str().unwrap_or_default();
+    assert!(
+        !message.contains("prefix"),
+        "the long answer was not judged whole: {message:?}\n{r}"
+    );
+}
