@@ -94,11 +94,16 @@ where
         }
     });
     let mut stdout = stdout;
+    // Sixteen notifications of about 2 KiB each per write.
+    let data =
+        "a notification of the flood, one of very many, sent as fast as the client reads them. "
+            .repeat(22);
+    let one = format!(
+        r#"{{"jsonrpc":"2.0","method":"notifications/message","params":{{"level":"info","logger":"load","data":"{data}"}}}}"#
+    );
     let mut chunk = Vec::new();
-    for _ in 0..64 {
-        chunk.extend_from_slice(
-            br#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","logger":"load","data":"a notification of the flood, one of very many, sent as fast as the client reads them"}}"#,
-        );
+    for _ in 0..16 {
+        chunk.extend_from_slice(one.as_bytes());
         chunk.push(b'\n');
     }
     let mut giant_sent = load != Load::Giant;

@@ -42,10 +42,10 @@ pub struct Budget {
 }
 
 impl Budget {
-    /// A session's budget: 4 MiB pinned, a 2 MiB head and a 1 MiB tail (7 MiB at most).
+    /// A session's budget: 4 MiB pinned, a 1 MiB head and a 1 MiB tail (6 MiB at most).
     pub const SESSION: Budget = Budget {
         pinned: 4 << 20,
-        head: 2 << 20,
+        head: 1 << 20,
         tail: 1 << 20,
         line: FRAME_KEEP,
     };
@@ -75,7 +75,7 @@ impl Budget {
     /// kept whole, so a step's exchange and its snapshot are compared on whole messages.
     pub const SCENARIO: Budget = Budget {
         pinned: 16 << 20,
-        head: 2 << 20,
+        head: 1 << 20,
         tail: 1 << 20,
         line: usize::MAX,
     };

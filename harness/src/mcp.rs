@@ -99,8 +99,8 @@ impl Inbound {
 /// Most messages a session's inbox keeps (older ones are dropped first).
 pub const MAX_INBOX: usize = 10_000;
 
-/// Most bytes a session's inbox keeps (2 MiB, each message counted as twice its line, for the
-/// parsed value beside it, plus 256): past it messages are dropped until half of it is left,
+/// Most bytes a session's inbox keeps (2 MiB, each message counted as four times its line, for
+/// the parsed value beside it, plus 512): past it messages are dropped until half of it is left,
 /// the peer's own requests and notifications first, so a peer flooding
 /// large notifications cannot exhaust memory (`docs/architecture.md` §Memory budget).
 pub const MAX_INBOX_BYTES: usize = 2 << 20;
@@ -578,7 +578,7 @@ impl Client {
         if self.inbox.len() >= MAX_INBOX {
             self.inbox.drain(..MAX_INBOX / 10);
         }
-        let cost = |i: &Inbound| 2 * i.line.bytes.len() + 256;
+        let cost = |i: &Inbound| 4 * i.line.bytes.len() + 512;
         self.inbox_bytes += cost(&inb);
         self.inbox.push(inb);
         if self.inbox_bytes > MAX_INBOX_BYTES {

@@ -749,6 +749,18 @@ fn ev(seq: u64, dir: &str, raw: &str) -> String {
     json!({"seq": seq, "t_ms": 0, "dir": dir, "raw": raw}).to_string()
 }
 
+/// Writes `ok.jsonl` in `dir`: a recorded `initialize`, its response when given, and the exit.
+fn initialize_transcript(dir: &std::path::Path, response: Option<&str>) -> std::path::PathBuf {
+    let path = dir.join("ok.jsonl");
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let mut lines = vec![header(), ev(1, "c2s", init)];
+    lines.extend(response.map(|r| ev(2, "s2c", r)));
+    let seq = lines.len();
+    lines.push(json!({"seq": seq, "t_ms": 2, "dir": "exit", "code": 0}).to_string());
+    std::fs::write(&path, lines.join("\n") + "\n").expect("write");
+    path
+}
+
 fn reference_cmd() -> String {
     format!("{} reference mcp", common::parity_str())
 }
@@ -830,18 +842,7 @@ fn bad_transcripts_exit_2_naming_file_line_and_field() {
 #[test]
 fn replay_against_a_command_that_does_not_exist_exits_3() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("ok.jsonl");
-    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
-    std::fs::write(
-        &path,
-        format!(
-            "{}\n{}\n{}\n",
-            header(),
-            ev(1, "c2s", init),
-            json!({"seq": 2, "t_ms": 1, "dir": "exit", "code": 0})
-        ),
-    )
-    .expect("write");
+    let path = initialize_transcript(dir.path(), None);
     let file = path.to_str().expect("UTF-8 path");
     let run = common::run(&[
         "replay",
@@ -1052,23 +1053,12 @@ fn a_recording_replays_without_difference_after_the_server_version_changes() {
 #[test]
 fn a_replay_whose_live_exchange_was_cut_is_not_compared_and_exits_3() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("ok.jsonl");
-    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
-    std::fs::write(
-        &path,
-        format!(
-            "{}\n{}\n{}\n{}\n",
-            header(),
-            ev(1, "c2s", init),
-            ev(
-                2,
-                "s2c",
-                r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}"#
-            ),
-            json!({"seq": 3, "t_ms": 2, "dir": "exit", "code": 0})
+    let path = initialize_transcript(
+        dir.path(),
+        Some(
+            r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}"#,
         ),
-    )
-    .expect("write");
+    );
     let file = path.to_str().expect("UTF-8 path");
     let run = common::run(&[
         "replay",
