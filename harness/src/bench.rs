@@ -2680,14 +2680,18 @@ async fn big_line_child(bytes: u64) -> Result<BigLine, String> {
 /// `(VmHWM, VmRSS)` of this process in KiB, from `/proc/self/status`.
 pub fn memory_kib() -> Option<(u64, u64)> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|rest| rest.split_whitespace().next())
-            .and_then(|n| n.parse::<u64>().ok())
-    };
-    Some((field("VmHWM:")?, field("VmRSS:")?))
+    Some((
+        proc_field(&status, "VmHWM:")?,
+        proc_field(&status, "VmRSS:")?,
+    ))
+}
+
+/// The first number after `name` (`VmHWM:`, `rchar:`) in a `/proc/<pid>/status` or `io` text.
+fn proc_field(text: &str, name: &str) -> Option<u64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse::<u64>().ok())
 }
 
 /// Reads a `bytes`-long line, a newline and [`SMALL_LINE`] from a shell peer with

@@ -892,16 +892,8 @@ impl Ctx {
 pub fn evidence(events: &[WireEvent]) -> Vec<String> {
     let skip = events.len().saturating_sub(40);
     // Frames the bounded frame log left out before the frames shown: said in one line first.
-    let (gaps, frames, bytes) = events[..skip]
-        .iter()
-        .filter_map(|e| match e.frame {
-            crate::wire::Frame::Gap { frames, bytes } => Some((frames, bytes)),
-            _ => None,
-        })
-        .fold((0u64, 0u64, 0u64), |(n, f, b), (gf, gb)| {
-            (n + 1, f + gf, b + gb)
-        });
-    let lead = (gaps > 0).then(|| {
+    let (frames, bytes) = crate::framelog::left_out(&events[..skip]);
+    let lead = (frames > 0).then(|| {
         format!(
             "· earlier in this session, {}",
             crate::wire::gap_text(frames, bytes)

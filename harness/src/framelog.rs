@@ -223,7 +223,7 @@ impl FrameLog {
     /// Adds a frame already cut, pinned or not.
     fn push_as(&mut self, ev: WireEvent, pin: bool) {
         let idx = self.pushed - 1;
-        let size = FRAME_OVERHEAD + ev.line().map_or(0, |l| l.bytes.len());
+        let size = frame_cost(&ev);
         let part = if pin && self.pinned_used + size <= self.budget.pinned {
             Part::Pinned
         } else if self.tail.is_empty() && self.head_used + size <= self.budget.head {
@@ -311,6 +311,19 @@ impl FrameLog {
     pub fn iter_rev(&self) -> impl Iterator<Item = &WireEvent> {
         self.kept.values().rev().map(|k| &k.ev)
     }
+}
+
+/// What a frame counts against a budget: its line's bytes kept plus [`FRAME_OVERHEAD`].
+pub fn frame_cost(ev: &WireEvent) -> usize {
+    FRAME_OVERHEAD + ev.line().map_or(0, |l| l.bytes.len())
+}
+
+/// The frames and bytes the [`Frame::Gap`]s among `events` stand for: `(0, 0)` for a whole log.
+pub fn left_out<'a>(events: impl IntoIterator<Item = &'a WireEvent>) -> (u64, u64) {
+    events.into_iter().fold((0, 0), |(f, b), e| match e.frame {
+        Frame::Gap { frames, bytes } => (f + frames, b + bytes),
+        _ => (f, b),
+    })
 }
 
 /// The copy of `l` a log keeping `keep` bytes of a line keeps: the line itself, or its first

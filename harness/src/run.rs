@@ -1296,12 +1296,7 @@ async fn finish_era(
 /// [`crate::framelog::Budget::THIN`] (what is dropped becomes a [`crate::wire::Frame::Gap`]),
 /// so a run's memory does not grow with the number of cases a flooding peer takes part in.
 fn keep_logs(kept: &mut Vec<SessionLog>, new: Vec<SessionLog>) {
-    let size = |l: &SessionLog| -> usize {
-        l.events
-            .iter()
-            .map(|e| crate::framelog::FRAME_OVERHEAD + e.line().map_or(0, |l| l.bytes.len()))
-            .sum()
-    };
+    let size = |l: &SessionLog| -> usize { l.events.iter().map(crate::framelog::frame_cost).sum() };
     let mut used: usize = kept.iter().map(size).sum();
     for mut log in new {
         if used >= crate::framelog::ERA_BUDGET {
@@ -1320,24 +1315,18 @@ fn keep_logs(kept: &mut Vec<SessionLog>, new: Vec<SessionLog>) {
 /// peer's frames (and bytes) it did not see, or saw only in part. `None` when the logs are
 /// whole.
 fn kept_note(sessions: &[SessionLog]) -> Option<String> {
-    let (mut frames, mut bytes, mut kept, mut kept_bytes, mut cut) = (0u64, 0u64, 0u64, 0u64, 0u64);
-    for e in sessions.iter().flat_map(|s| &s.events) {
-        match &e.frame {
-            crate::wire::Frame::Gap {
-                frames: f,
-                bytes: b,
-            } => {
-                frames += f;
-                bytes += b;
-            }
-            crate::wire::Frame::Line(l) if e.dir == crate::wire::Dir::S2c => {
-                kept += 1;
-                kept_bytes += l.len;
-                if l.elided && !l.over_cap {
-                    cut += 1;
-                }
-            }
-            _ => {}
+    let (frames, bytes) = crate::framelog::left_out(sessions.iter().flat_map(|s| &s.events));
+    let (mut kept, mut kept_bytes, mut cut) = (0u64, 0u64, 0u64);
+    for l in sessions
+        .iter()
+        .flat_map(|s| &s.events)
+        .filter(|e| e.dir == crate::wire::Dir::S2c)
+        .filter_map(crate::wire::WireEvent::line)
+    {
+        kept += 1;
+        kept_bytes += l.len;
+        if l.elided && !l.over_cap {
+            cut += 1;
         }
     }
     if frames == 0 && cut == 0 {

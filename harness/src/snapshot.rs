@@ -211,14 +211,7 @@ impl Store {
             }
             return;
         }
-        let left_out: u64 = sessions
-            .iter()
-            .flatten()
-            .map(|e| match e.frame {
-                crate::wire::Frame::Gap { frames, .. } => frames,
-                _ => 0,
-            })
-            .sum();
+        let (left_out, _) = crate::framelog::left_out(sessions.iter().flatten());
         if left_out > 0 {
             // The exchange is not whole: comparing it (or writing it) would be a false claim.
             if let Ok(mut p) = self.produced.lock() {

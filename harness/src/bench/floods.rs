@@ -8,7 +8,7 @@
 //! not (`timeout`, `not-run`). Target (`docs/performance.md`): every load peaks at ≤ 64 MiB
 //! and every verdict is judged.
 
-use super::{mib, row, self_spec, yes_no, Row, BIG_LINE_TARGET_KIB};
+use super::{mib, proc_field, row, self_spec, yes_no, Row, BIG_LINE_TARGET_KIB};
 use serde::Serialize;
 use serde_json::Value;
 use std::process::Stdio;
@@ -166,17 +166,9 @@ async fn one(load: &str, peer: &str, env: Option<(&str, String)>) -> Result<Floo
 /// `(VmHWM KiB, rchar bytes)` of a process, while it runs.
 fn sample(pid: u32) -> Option<(u64, u64)> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let hwm = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|r| r.split_whitespace().next())
-        .and_then(|n| n.parse().ok())?;
+    let hwm = proc_field(&status, "VmHWM:")?;
     let io = std::fs::read_to_string(format!("/proc/{pid}/io")).unwrap_or_default();
-    let rchar = io
-        .lines()
-        .find_map(|l| l.strip_prefix("rchar:"))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or(0);
+    let rchar = proc_field(&io, "rchar:").unwrap_or(0);
     Some((hwm, rchar))
 }
 
