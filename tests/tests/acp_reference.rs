@@ -26,7 +26,7 @@ use tokio::io::{
 /// Upper bound for one message from the agent; not a timing assertion.
 const DEADLINE: Duration = Duration::from_secs(60);
 
-mod official;
+use crate::official;
 
 /// The official ACP v1 schema document.
 struct Schema {

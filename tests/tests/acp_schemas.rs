@@ -9,7 +9,7 @@
 use parity_harness::checks_acp::{validate_agent_message, validate_result};
 use serde_json::{json, Value};
 
-mod official;
+use crate::official;
 
 /// The official ACP v1 schema, or `None` (after saying that `what` was not cross-checked).
 fn schema(what: &str) -> Option<Value> {

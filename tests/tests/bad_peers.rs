@@ -12,7 +12,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{fake_cmd, kill_marked, kill_pid, marked_processes, parity, run_json, Run};
 use std::io::{BufRead, BufReader, Read};

@@ -7,7 +7,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::{fake_cmd, kill_marked, marked_processes, parity_str, run_json, Run};
 

@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use parity_harness::mcp::{Client, Era, Reply};
 use parity_harness::outcome::{self, AcpRules, McpRules};

@@ -5,7 +5,7 @@
 //! `cargo build -p parity-harness`. Every failing assertion prints the command, its exit
 //! status, stdout and stderr.
 
-mod common;
+use crate::common;
 
 use parity_harness::scenario::{self, partial_match};
 use serde_json::{json, Value};

@@ -12,8 +12,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-mod official;
+use crate::common;
+use crate::official;
 
 use parity_harness::validate::{validate_error, validate_result, validate_tool, validate_tool_at};
 use serde_json::{json, Value};

@@ -6,7 +6,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use parity_harness::transcript::{self, Direction, Event};
 use rmcp::model::{CallToolRequestParams, ClientConfig, ErrorCode, ProtocolVersion};
