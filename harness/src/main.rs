@@ -3,7 +3,7 @@
 use std::io::Write;
 
 fn main() {
-    parity_harness::logging::init();
+    parity_harness::cli::logging::init();
     let code = parity_harness::cli::main();
     let _ = std::io::stdout().flush();
     let _ = std::io::stderr().flush();

@@ -6,7 +6,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use parity_harness::checks_acp::{validate_agent_message, validate_result};
+use parity_harness::profiles::acp::{validate_agent_message, validate_result};
 use serde_json::{json, Value};
 
 use crate::official;
@@ -119,7 +119,7 @@ fn parity_and_the_official_schema_agree_on_v1_results() {
         }
         // Every stop reason the schema knows, parity knows.
         if method == "session/prompt" {
-            for r in parity_harness::acp::STOP_REASONS {
+            for r in parity_harness::protocol::acp::STOP_REASONS {
                 let m = json!({"stopReason": r});
                 assert!(v.is_valid(&m), "{r}");
                 assert!(validate_result(method, &m).is_empty(), "{r}");
@@ -168,7 +168,7 @@ fn parity_and_the_official_schema_agree_on_session_updates() {
     }
     // parity's list of update kinds is the schema's.
     let schema_text = doc["$defs"]["SessionUpdate"].to_string();
-    for kind in parity_harness::checks_acp::SESSION_UPDATES {
+    for kind in parity_harness::profiles::acp::SESSION_UPDATES {
         assert!(
             schema_text.contains(&format!("\"{kind}\"")),
             "{kind} is not in the schema"
@@ -194,11 +194,11 @@ fn parity_knows_every_agent_to_client_method_of_the_schema() {
         .collect();
     for method in &schema_methods {
         assert!(
-            parity_harness::acp::AGENT_TO_CLIENT_METHODS.contains(method),
+            parity_harness::protocol::acp::AGENT_TO_CLIENT_METHODS.contains(method),
             "{method} is a v1 agent-to-client method parity does not know"
         );
     }
-    for method in parity_harness::acp::AGENT_TO_CLIENT_METHODS {
+    for method in parity_harness::protocol::acp::AGENT_TO_CLIENT_METHODS {
         assert!(
             schema_methods.contains(&method),
             "parity lists {method}, which v1-meta.json does not have"

@@ -97,7 +97,9 @@ fn json_report_has_every_field_per_case() {
         .unwrap_or_else(|| panic!("no report\n{r}"));
     assert_eq!(
         report.get("schema_version").and_then(Value::as_u64),
-        Some(u64::from(parity_harness::report::REPORT_SCHEMA_VERSION)),
+        Some(u64::from(
+            parity_harness::reports::report::REPORT_SCHEMA_VERSION
+        )),
         "schema_version\n{r}"
     );
     assert_eq!(report.get("exit_code").and_then(Value::as_i64), Some(0));

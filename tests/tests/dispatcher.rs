@@ -340,12 +340,13 @@ fn docs_block() -> String {
 
 #[test]
 fn the_documented_dispatcher_table_loads_with_every_key() -> Result<(), String> {
-    use parity_harness::dispatcher::ToolNames;
+    use parity_harness::profiles::dispatcher::ToolNames;
     let text = format!(
         "version = 1\n[surfaces.mcp]\ncommand = \"server\"\n{}",
         docs_block()
     );
-    let t = parity_harness::target::parse("parity.toml", &text).map_err(|e| e.to_string())?;
+    let t =
+        parity_harness::engine::target::parse("parity.toml", &text).map_err(|e| e.to_string())?;
     let d = t.dispatcher.ok_or("no [dispatcher]")?;
     assert_eq!(d.labels, ["active".to_owned(), "disconnected".to_owned()]);
     assert_eq!((d.budget_ms, d.tolerance_ms), (200, 3000));

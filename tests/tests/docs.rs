@@ -13,7 +13,7 @@ fn repo() -> PathBuf {
 #[test]
 fn docs_checks_md_is_the_generated_catalogue() {
     let on_disk = std::fs::read_to_string(repo().join("docs/checks.md")).unwrap();
-    let generated = parity_harness::catalogue_doc::markdown();
+    let generated = parity_harness::reports::catalogue_doc::markdown();
     assert!(
         on_disk == generated,
         "docs/checks.md is stale: regenerate it with `cargo run -p parity-harness -- list --markdown > docs/checks.md`"
@@ -38,16 +38,16 @@ fn readme_opens_with_the_two_commands() {
 #[test]
 fn every_check_is_in_the_coverage_matrix() {
     let cov = std::fs::read_to_string(repo().join("docs/coverage.md")).unwrap();
-    let acp = parity_harness::checks_acp::catalogue();
+    let acp = parity_harness::profiles::acp::catalogue();
     assert!(!acp.is_empty(), "the ACP catalogue is empty");
-    for c in parity_harness::checks_mcp::catalogue()
+    for c in parity_harness::profiles::mcp::catalogue()
         .into_iter()
         .chain(acp)
-        .chain(parity_harness::checks_http::catalogue())
-        .chain(parity_harness::facade::catalogue())
-        .chain(parity_harness::hygiene::catalogue())
-        .chain(parity_harness::dispatcher::catalogue())
-        .chain(parity_harness::guard::catalogue())
+        .chain(parity_harness::profiles::mcp_http::catalogue())
+        .chain(parity_harness::profiles::facade::catalogue())
+        .chain(parity_harness::profiles::hygiene::catalogue())
+        .chain(parity_harness::profiles::dispatcher::catalogue())
+        .chain(parity_harness::profiles::guard::catalogue())
     {
         assert!(
             cov.contains(&format!("`{}`", c.id)),
@@ -62,7 +62,7 @@ fn the_worked_example_of_docs_target_md_loads() {
     let text = std::fs::read_to_string(repo().join("docs/target.md")).unwrap();
     let start = text.find("```toml\n").expect("a toml block") + "```toml\n".len();
     let end = start + text[start..].find("```").expect("the block ends");
-    let t = parity_harness::target::parse("docs/target.md", &text[start..end])
+    let t = parity_harness::engine::target::parse("docs/target.md", &text[start..end])
         .unwrap_or_else(|e| panic!("the worked example does not load: {e}"));
     let acp = t.acp.expect("an ACP surface");
     assert_eq!(acp.tool_method.as_deref(), Some("realm/tool"));
@@ -150,7 +150,7 @@ fn every_profile_is_in_the_profile_tables() {
         .expect("the --profile row of docs/getting-started.md");
     let help = common::run(&["run", "--help"]);
     let help = flat(&help.stdout);
-    for p in parity_harness::target::PROFILES {
+    for p in parity_harness::engine::target::PROFILES {
         assert!(
             target.lines().any(|l| l.starts_with(&format!("| `{p}` |"))),
             "docs/target.md has no row for profile {p}"
@@ -167,7 +167,7 @@ fn every_profile_is_in_the_profile_tables() {
 fn docs_ci_md_names_every_junit_suite_and_binding() {
     let ci = std::fs::read_to_string(repo().join("docs/ci.md")).unwrap();
     let junit = flat(section(&ci, "### `--junit FILE`"));
-    let suites = parity_harness::target::PROFILES
+    let suites = parity_harness::engine::target::PROFILES
         .iter()
         .copied()
         .chain(["parity", "baseline"]);
@@ -177,7 +177,7 @@ fn docs_ci_md_names_every_junit_suite_and_binding() {
             "docs/ci.md's JUnit section never names the suite `{s}`"
         );
     }
-    for (b, _) in parity_harness::baseline::BINDINGS {
+    for (b, _) in parity_harness::reports::baseline::BINDINGS {
         assert!(
             junit.contains(&format!("`{b}`")),
             "docs/ci.md's JUnit section never names the binding `{b}`"

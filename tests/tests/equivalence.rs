@@ -6,9 +6,9 @@
 
 use crate::common;
 
-use parity_harness::mcp::{Client, Era, Reply};
-use parity_harness::outcome::{self, AcpRules, McpRules};
-use parity_harness::peer::Peer;
+use parity_harness::engine::outcome::{self, AcpRules, McpRules};
+use parity_harness::protocol::mcp::{Client, Era, Reply};
+use parity_harness::transport::peer::Peer;
 use parity_reference::dispatcher::{Dispatcher, DispatcherConfig};
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -68,7 +68,7 @@ async fn one_dispatcher_behind_mcp_and_acp_gives_equal_outcomes_in_process() {
     );
     let d = dispatcher.clone();
     let acp_config = parity_reference::acp::AcpAgentConfig::new(config);
-    let mut acp = parity_harness::acp::as_acp(in_memory_client(
+    let mut acp = parity_harness::protocol::acp::as_acp(in_memory_client(
         move |r, w| {
             tokio::spawn(parity_reference::acp::serve_shared(r, w, d, acp_config));
         },
@@ -78,14 +78,17 @@ async fn one_dispatcher_behind_mcp_and_acp_gives_equal_outcomes_in_process() {
     let init = mcp.initialize("2025-11-25").await.unwrap();
     assert!(init.result().is_some(), "{}", init.describe());
     let init = acp
-        .request("initialize", parity_harness::acp::initialize_params(1))
+        .request(
+            "initialize",
+            parity_harness::protocol::acp::initialize_params(1),
+        )
         .await
         .unwrap();
     assert!(init.result().is_some(), "{}", init.describe());
-    let session = parity_harness::acp::new_session(&mut acp, json!([]))
+    let session = parity_harness::protocol::acp::new_session(&mut acp, json!([]))
         .await
         .unwrap();
-    let sid = parity_harness::acp::session_id(&session).expect("a session id");
+    let sid = parity_harness::protocol::acp::session_id(&session).expect("a session id");
 
     let mut kinds = Vec::new();
     for (name, args) in contract_calls() {
@@ -93,9 +96,15 @@ async fn one_dispatcher_behind_mcp_and_acp_gives_equal_outcomes_in_process() {
             .request("tools/call", json!({"name": name, "arguments": args}))
             .await
             .unwrap();
-        let a = parity_harness::acp::tool_call(&mut acp, "_parity/tool", Some(&sid), name, &args)
-            .await
-            .unwrap();
+        let a = parity_harness::protocol::acp::tool_call(
+            &mut acp,
+            "_parity/tool",
+            Some(&sid),
+            name,
+            &args,
+        )
+        .await
+        .unwrap();
         let (Reply::Message(m), Reply::Message(a)) = (m, a) else {
             panic!("{name}: a surface did not answer");
         };
@@ -146,7 +155,7 @@ fn the_contract_holds_over_real_processes_and_the_default_target_passes_acp_and_
     r.assert_code(0);
     let cases = r.cases();
     let acp = cases.keys().filter(|k| k.ends_with("@acp#v1")).count();
-    assert_eq!(acp, parity_harness::checks_acp::catalogue().len(), "{r}");
+    assert_eq!(acp, parity_harness::profiles::acp::catalogue().len(), "{r}");
     assert_eq!(
         r.verdict("equivalence.scenario.mcp.scenario.reference.six-tools@equivalence#all"),
         Some("pass"),

@@ -10,7 +10,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use parity_harness::wire::{classify, LineReader, OVER_CAP_PREFIX};
+use parity_harness::transport::wire::{classify, LineReader, OVER_CAP_PREFIX};
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 use sha2::{Digest, Sha256};
@@ -296,13 +296,13 @@ fn every_loader_locates_its_errors_on_edge_inputs() {
         b"\xff",
         b"#\n",
     ];
-    let known = |c: &str| parity_harness::select::known_check(c, &[]);
+    let known = |c: &str| parity_harness::engine::select::known_check(c, &[]);
     for bytes in edges {
         let errors: Vec<(String, String)> = vec![
             {
                 let (_d, p, f) = write("parity.toml", bytes);
                 (
-                    parity_harness::target::load(&p)
+                    parity_harness::engine::target::load(&p)
                         .err()
                         .map(|e| e.to_string())
                         .unwrap_or_default(),
@@ -312,7 +312,7 @@ fn every_loader_locates_its_errors_on_edge_inputs() {
             {
                 let (_d, p, f) = write("guard.toml", bytes);
                 (
-                    parity_harness::guard::load_rules(&p)
+                    parity_harness::profiles::guard::load_rules(&p)
                         .err()
                         .map(|e| e.to_string())
                         .unwrap_or_default(),
@@ -322,7 +322,7 @@ fn every_loader_locates_its_errors_on_edge_inputs() {
             {
                 let (_d, p, f) = write("s.yaml", bytes);
                 (
-                    parity_harness::scenario::load_path(&p)
+                    parity_harness::engine::scenario::load_path(&p)
                         .err()
                         .map(|e| e.to_string())
                         .unwrap_or_default(),
@@ -332,7 +332,7 @@ fn every_loader_locates_its_errors_on_edge_inputs() {
             {
                 let (_d, p, f) = write("baseline.yaml", bytes);
                 (
-                    parity_harness::baseline::load(&p, &known)
+                    parity_harness::reports::baseline::load(&p, &known)
                         .err()
                         .map(|e| e.to_string())
                         .unwrap_or_default(),
@@ -342,7 +342,7 @@ fn every_loader_locates_its_errors_on_edge_inputs() {
             {
                 let (_d, p, f) = write("t.jsonl", bytes);
                 (
-                    parity_harness::transcript::load(&p)
+                    parity_harness::protocol::transcript::load(&p)
                         .err()
                         .map(|e| e.to_string())
                         .unwrap_or_default(),
@@ -365,7 +365,7 @@ proptest! {
     #[test]
     fn target_files(bytes in input(|s| &s.target)) {
         let (_d, path, file) = write("parity.toml", &bytes);
-        if let Err(e) = parity_harness::target::load(&path) {
+        if let Err(e) = parity_harness::engine::target::load(&path) {
             check_error(&e.to_string(), &file, &bytes)?;
         }
     }
@@ -373,7 +373,7 @@ proptest! {
     #[test]
     fn guard_rules_files(bytes in input(|s| &s.guard)) {
         let (_d, path, file) = write("guard.toml", &bytes);
-        if let Err(e) = parity_harness::guard::load_rules(&path) {
+        if let Err(e) = parity_harness::profiles::guard::load_rules(&path) {
             check_error(&e.to_string(), &file, &bytes)?;
         }
     }
@@ -381,7 +381,7 @@ proptest! {
     #[test]
     fn scenario_files(bytes in input(|s| &s.scenario)) {
         let (_d, path, file) = write("s.yaml", &bytes);
-        if let Err(e) = parity_harness::scenario::load_path(&path) {
+        if let Err(e) = parity_harness::engine::scenario::load_path(&path) {
             check_error(&e.to_string(), &file, &bytes)?;
         }
     }
@@ -389,8 +389,8 @@ proptest! {
     #[test]
     fn baseline_files(bytes in input(|s| &s.baseline)) {
         let (_d, path, file) = write("baseline.yaml", &bytes);
-        let known = |c: &str| parity_harness::select::known_check(c, &[]);
-        if let Err(e) = parity_harness::baseline::load(&path, &known) {
+        let known = |c: &str| parity_harness::engine::select::known_check(c, &[]);
+        if let Err(e) = parity_harness::reports::baseline::load(&path, &known) {
             check_error(&e.to_string(), &file, &bytes)?;
         }
     }
@@ -398,7 +398,7 @@ proptest! {
     #[test]
     fn transcript_files(bytes in input(|s| &s.transcript)) {
         let (_d, path, file) = write("t.jsonl", &bytes);
-        if let Err(e) = parity_harness::transcript::load(&path) {
+        if let Err(e) = parity_harness::protocol::transcript::load(&path) {
             check_error(&e.to_string(), &file, &bytes)?;
         }
     }
@@ -472,10 +472,10 @@ proptest! {
         ]),
         truncated in any::<bool>(),
     ) {
-        if let Err(e) = parity_harness::http::parse_sse(&body) {
+        if let Err(e) = parity_harness::transport::http::parse_sse(&body) {
             prop_assert!(e.to_string().len() < 4000 + body.len() / 4);
         }
-        let x = parity_harness::http::HttpExchange {
+        let x = parity_harness::transport::http::HttpExchange {
             status: 200,
             headers: content_type.map(|t| vec![("content-type".to_string(), t.to_string())]).unwrap_or_default(),
             received: body.len() as u64 + u64::from(truncated),
@@ -521,10 +521,10 @@ proptest! {
                     let _ = sock.shutdown().await;
                 }
             });
-            let client = parity_harness::http::HttpClient::new(&url).unwrap().with_body_cap(4096);
+            let client = parity_harness::transport::http::HttpClient::new(&url).unwrap().with_body_cap(4096);
             let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
             let got = client
-                .send(parity_harness::http::HttpRequest::post_json(&serde_json::json!({"id": 1})), deadline)
+                .send(parity_harness::transport::http::HttpRequest::post_json(&serde_json::json!({"id": 1})), deadline)
                 .await;
             if let Ok(x) = got {
                 let _ = x.messages();

@@ -118,7 +118,7 @@ fn lines(path: &Path) -> usize {
 
 #[test]
 fn the_repository_guards_itself() {
-    let out = guard(&repo_root(), &[]);
+    let out = guard(&repo_root(), &["--baseline", "guard-baseline.json"]);
     assert_eq!(out.code, Some(0), "{}", out.show());
     assert!(
         out.json["files_scanned"].as_u64().unwrap() > 100,
@@ -136,6 +136,9 @@ fn the_repository_guards_itself() {
         "surfaces-call-the-dispatcher-entry-points",
         "harness-spawns-only-in-peer",
         "reference-never-uses-the-harness",
+        "layer-base-imports-no-layer",
+        "layer-engine-imports-no-profile-report-or-cli",
+        "profile-mcp-names-no-other-profile",
     ] {
         assert!(rules.contains(&id), "{id} missing: {rules:?}");
     }
@@ -585,4 +588,121 @@ fn docs_guard_md_shows_the_example_rules_file_as_tested() {
         doc.contains(&format!("```toml\n{body}```")),
         "docs/guard.md must show tests/fixtures/guard/ts-project/guard.toml as it is:\n{body}"
     );
+}
+
+/// The layer rules of `guard.toml` (docs/architecture.md §Layers), over a copy of the harness's
+/// tree with its baseline: for each rule, a back-import injected in the four shapes — a plain
+/// `use`, a grouped `use crate::{…}` spread over lines, a `super::` path and a fully qualified
+/// path in an expression — is reported with its file, line and rule, and nothing else is.
+#[test]
+fn every_layer_and_profile_rule_catches_each_shape_of_back_import() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    for f in ["guard.toml", "guard-baseline.json"] {
+        std::fs::copy(repo_root().join(f), root.join(f)).unwrap();
+    }
+    copy_tree(&repo_root().join("harness/src"), &root.join("harness/src"));
+    // (rule, folder the file goes in, the path named, what `super::` is followed by)
+    let mut cases: Vec<(String, String, String, String)> = [
+        (
+            "layer-base-imports-no-layer",
+            "base",
+            "transport::wire",
+            "super::transport",
+        ),
+        (
+            "layer-transport-imports-only-base",
+            "transport",
+            "protocol::mcp",
+            "super::protocol",
+        ),
+        (
+            "layer-protocol-imports-only-transport-and-base",
+            "protocol",
+            "engine::check",
+            "super::engine",
+        ),
+        (
+            "layer-engine-imports-no-profile-report-or-cli",
+            "engine",
+            "profiles::mcp",
+            "super::profiles",
+        ),
+        (
+            "layer-profiles-import-no-report-feature-or-cli",
+            "profiles/facade",
+            "reports::junit",
+            "super::super::reports",
+        ),
+        (
+            "layer-reports-and-features-import-no-cli",
+            "reports",
+            "cli::selftest",
+            "super::cli",
+        ),
+        (
+            "layer-reports-and-features-import-no-cli",
+            "features",
+            "cli::bench",
+            "super::cli",
+        ),
+    ]
+    .iter()
+    .map(|(r, d, p, s)| (r.to_string(), d.to_string(), p.to_string(), s.to_string()))
+    .collect();
+    let profiles = [
+        "acp",
+        "dispatcher",
+        "equivalence",
+        "facade",
+        "guard",
+        "hygiene",
+        "mcp",
+        "mcp_http",
+    ];
+    for (i, p) in profiles.iter().enumerate() {
+        let other = profiles[(i + 1) % profiles.len()];
+        cases.push((
+            format!("profile-{}-names-no-other-profile", p.replace('_', "-")),
+            format!("profiles/{p}"),
+            format!("profiles::{other}"),
+            "super".to_string(),
+        ));
+    }
+    let mut want = Vec::new();
+    for (n, (rule, folder, named, sup)) in cases.iter().enumerate() {
+        let (head, leaf) = named.split_once("::").unwrap();
+        let rel = format!("harness/src/{folder}/injected{n}.rs");
+        // A profile's `super::` path names the sibling profile (`super::acp::x`); a layer's names
+        // the layer above through the crate root (`super::super::engine::check`).
+        let sup_path = if sup == "super" {
+            format!("super::{leaf}::x")
+        } else {
+            format!("{sup}::{leaf}::x")
+        };
+        let text = format!(
+            "use crate::{named}::Thing;\nuse crate::{{\n    base::util,\n    {named}::Other,\n}};\nfn f() {{ {sup_path}(); }}\nfn g() -> u8 {{ crate::{head}::{leaf}::value(1) }}\n"
+        );
+        let p = root.join(&rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, text).unwrap();
+        for line in [1, 2, 6, 7] {
+            want.push((rel.clone(), line, rule.clone()));
+        }
+    }
+    let out = guard(root, &["--baseline", "guard-baseline.json"]);
+    assert_eq!(out.code, Some(1), "{}", out.show());
+    let errors = out.errors();
+    for (rel, line, rule) in &want {
+        let at = format!("{rel}:{line}:");
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.starts_with(&at) && e.ends_with(&format!(" {rule}"))),
+            "{at} {rule} missing: {errors:#?}"
+        );
+    }
+    // Only the injected files are reported: the rest of the tree is as baselined.
+    let stray: Vec<&String> = errors.iter().filter(|e| !e.contains("/injected")).collect();
+    assert!(stray.is_empty(), "{stray:#?}\n{}", out.show());
 }

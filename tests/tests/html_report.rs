@@ -1,6 +1,6 @@
 //! The HTML matrix report in a real browser: a run of a faulty peer (`stdout-banner`, which
 //! breaks stdout purity and nothing else) is written as JSON, rendered with
-//! `parity_harness::html::write`, and opened in headless Chromium with the URL fragment
+//! `parity_harness::reports::html::write`, and opened in headless Chromium with the URL fragment
 //! `#case=<failing case id>`. The DOM after the page's script ran must hold that case's
 //! `<details>` open (and only it), with the case's message and evidence as text; without a
 //! fragment nothing is open. A screenshot is taken and must be a non-empty PNG.
@@ -211,7 +211,7 @@ fn failing_case_opens_from_the_fragment_in_a_real_browser() {
 
     let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("report.html");
-    parity_harness::html::write(std::slice::from_ref(&report), &page).unwrap();
+    parity_harness::reports::html::write(std::slice::from_ref(&report), &page).unwrap();
 
     // 1. The DOM after the script ran, with the fragment naming the failing case, and a
     //    screenshot of that state.

@@ -222,7 +222,7 @@ fn assert_all_pass(p: &Probe) {
     let checks = p.checks();
     assert_eq!(
         checks.len(),
-        parity_harness::hygiene::catalogue().len(),
+        parity_harness::profiles::hygiene::catalogue().len(),
         "{p}"
     );
     for (check, verdict) in checks {
@@ -349,7 +349,7 @@ fn every_faulty_host_fails_its_check_with_evidence_and_no_canary() {
         .map(|f| f.name)
         .collect();
     assert_eq!(zoo.len(), FAULTS.len());
-    for c in parity_harness::hygiene::catalogue() {
+    for c in parity_harness::profiles::hygiene::catalogue() {
         assert!(
             FAULTS.iter().any(|(_, check, _, _)| *check == c.id),
             "no faulty host proves {}",
@@ -376,7 +376,7 @@ fn every_faulty_host_fails_its_check_with_evidence_and_no_canary() {
     for (i, p) in results {
         let (fault, check, also, word) = FAULTS[i];
         assert!(zoo.contains(&fault), "{fault} is not in the zoo");
-        let level = parity_harness::hygiene::catalogue()
+        let level = parity_harness::profiles::hygiene::catalogue()
             .into_iter()
             .find(|c| c.id == check)
             .map(|c| c.level.violation_verdict().as_str())

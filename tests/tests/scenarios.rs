@@ -7,7 +7,7 @@
 
 use crate::common;
 
-use parity_harness::scenario::{self, partial_match};
+use parity_harness::engine::scenario::{self, partial_match};
 use serde_json::{json, Value};
 use std::error::Error;
 use std::path::{Path, PathBuf};
@@ -400,8 +400,8 @@ fn shipped_scenarios_pass_against_the_reference_in_both_eras() -> TestResult {
             .eras
             .iter()
             .map(|e| match e {
-                parity_harness::mcp::Era::Legacy => "2025-11-25",
-                parity_harness::mcp::Era::Modern => "2026-07-28",
+                parity_harness::protocol::mcp::Era::Legacy => "2025-11-25",
+                parity_harness::protocol::mcp::Era::Modern => "2026-07-28",
             })
             .collect();
         for rev in revs {

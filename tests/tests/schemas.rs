@@ -5,7 +5,7 @@
 //! test says what it did not cross-check and passes, unless `PARITY_REQUIRE_SCHEMAS=1`: see
 //! `official/mod.rs`). For each revision the test drives `parity reference mcp` over real
 //! pipes, validates EVERY message the reference emits against the revision's `JSONRPCMessage`,
-//! and then checks that parity's validator (`parity_harness::validate`) and the official schema
+//! and then checks that parity's validator (`parity_harness::protocol::validate`) and the official schema
 //! agree on a corpus: the reference's own results and errors, mutations of them (required fields
 //! dropped, wrong types, `inputSchema: null`, content type `"txt"`, no `resultType` in
 //! 2026-07-28, ...) and the official 2026-07-28 examples.
@@ -15,7 +15,9 @@
 use crate::common;
 use crate::official;
 
-use parity_harness::validate::{validate_error, validate_result, validate_tool, validate_tool_at};
+use parity_harness::protocol::validate::{
+    validate_error, validate_result, validate_tool, validate_tool_at,
+};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};

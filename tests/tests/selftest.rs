@@ -20,7 +20,7 @@ fn every_check_is_caught_by_a_fault_and_the_reference_is_clean() {
         String::from_utf8_lossy(&out.stderr)
     );
     // Every MCP, ACP and equivalence check has its row.
-    let all = parity_harness::selftest::all_checks();
+    let all = parity_harness::cli::selftest::all_checks();
     assert!(all.iter().any(|(id, _)| id.starts_with("acp.")));
     assert!(all.iter().any(|(id, _)| id.starts_with("equivalence.")));
     for (id, level) in all {
@@ -76,7 +76,7 @@ fn every_check_is_caught_by_a_fault_and_the_reference_is_clean() {
 
 #[test]
 fn every_fault_names_checks_that_exist() {
-    let ids: Vec<String> = parity_harness::selftest::all_checks()
+    let ids: Vec<String> = parity_harness::cli::selftest::all_checks()
         .into_iter()
         .map(|(id, _)| id)
         .collect();

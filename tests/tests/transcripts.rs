@@ -8,7 +8,7 @@
 
 use crate::common;
 
-use parity_harness::transcript::{self, Direction, Event};
+use parity_harness::protocol::transcript::{self, Direction, Event};
 use rmcp::model::{CallToolRequestParams, ClientConfig, ErrorCode, ProtocolVersion};
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};

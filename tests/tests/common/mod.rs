@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// The environment variable the harness tags every peer process with (`<harness pid>-<n>`).
-pub const MARKER_VAR: &str = parity_harness::peer::MARKER_VAR;
+pub const MARKER_VAR: &str = parity_harness::transport::peer::MARKER_VAR;
 
 /// An upper bound for any one `parity run` in these tests: never a timing assertion, only a
 /// guard against a hang.

@@ -1,0 +1,2575 @@
+//! The command line (DESIGN.md §Command line). Exit codes: 0 every result as expected; 1 a
+//! check failed or timed out; 2 usage or configuration error; 3 could not run (the target did not
+//! start, or no check executed).
+
+pub mod bench;
+pub mod logging;
+pub mod selftest;
+
+use crate::engine::check::{CheckKind, McpTarget, SlowCall, Timing};
+use crate::engine::run::{run_mcp_with_scenarios, EraSel, RunOptions};
+use crate::profiles::mcp as checks_mcp;
+use crate::transport::peer::PeerSpec;
+use clap::{Parser, Subcommand};
+use serde_json::{json, Value};
+use std::io::Write;
+use std::path::PathBuf;
+
+pub use crate::base::exit::{EXIT_COULD_NOT_RUN, EXIT_USAGE};
+
+/// parity: conformance and equivalence harness for JSON-RPC tool surfaces (MCP, ACP).
+#[derive(Parser, Debug)]
+#[command(name = "parity", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run the checks against a target (default: the bundled reference, MCP and ACP).
+    Run(Box<RunArgs>),
+    /// List every check and scenario with its spec reference.
+    List {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Print the Markdown check catalogue (docs/checks.md).
+        #[arg(long, conflicts_with = "json")]
+        markdown: bool,
+        /// Also list the scenarios of this directory (every `*.yaml`/`*.yml`, recursively).
+        #[arg(long, value_name = "DIR")]
+        scenarios: Vec<PathBuf>,
+    },
+    /// Run every check against its faulty peers and the clean reference, and print the table.
+    Selftest {
+        /// Parallel cases per run.
+        #[arg(long, default_value_t = 4)]
+        jobs: usize,
+    },
+    /// Serve a bundled reference surface.
+    Reference {
+        #[command(subcommand)]
+        surface: ReferenceCmd,
+    },
+    /// Serve a faulty peer: the reference with one injected fault (used by selftest).
+    #[command(hide = true)]
+    Fake {
+        /// Fault name (see `parity fake --list`).
+        fault: Option<String>,
+        /// List the faults.
+        #[arg(long)]
+        list: bool,
+    },
+    /// Serve a faulty facade: the reference facade with one injected fault (used by selftest).
+    #[command(hide = true)]
+    FakeFacade {
+        /// Fault name (`parity fake --list` lists them).
+        fault: String,
+        #[command(flatten)]
+        args: FacadeArgs,
+    },
+    /// Serve a faulty dispatcher: the reference MCP server or ACP agent, started with a
+    /// policy file, behind one lifecycle or policy fault (used by selftest; docs/dispatcher.md).
+    #[command(hide = true)]
+    FakeDispatcher {
+        /// Fault name (`parity fake --list` lists them).
+        fault: String,
+        /// The surface: `mcp` or `acp`.
+        #[arg(value_parser = ["mcp", "acp"])]
+        surface: String,
+        /// The policy file of the reference dispatcher behind the fault.
+        #[arg(long, value_name = "FILE")]
+        policy: Option<PathBuf>,
+    },
+    /// Serve a faulty MCP server over Streamable HTTP: the reference facade with one injected
+    /// HTTP fault (used by selftest).
+    #[command(hide = true)]
+    FakeHttp {
+        /// Fault name (`parity fake --list` lists them).
+        fault: String,
+        #[command(flatten)]
+        args: FacadeArgs,
+    },
+    /// Prove a host that launches children keeps the bearer token out of their environment,
+    /// argv, its output and loose files, hands them a private file, rotates it in place and
+    /// cleans up (docs/hygiene.md). Without a target or CMD: the bundled
+    /// `parity reference launch -- parity reference bridge`.
+    Hygiene(Box<crate::profiles::hygiene::HygieneArgs>),
+    /// The hygiene probe's stub: stop (SIGSTOP) so the tracer can attach, then execute CMD.
+    #[command(hide = true)]
+    HygieneExec {
+        /// The host command and its arguments, after `--`.
+        #[arg(last = true, value_name = "CMD")]
+        command: Vec<String>,
+    },
+    /// The peer watchdog: waits for end-of-file on stdin (parity PID ended), then kills every
+    /// process PID's peers started (docs/architecture.md).
+    #[command(hide = true)]
+    Watchdog {
+        /// The parity process whose peers to kill.
+        pid: u32,
+    },
+    /// Serve a faulty host for the hygiene probe (used by selftest): `clean`, a fault, or a
+    /// helper mode (`parity fake --list` lists them).
+    #[command(hide = true)]
+    FakeHost {
+        /// The mode.
+        mode: String,
+        /// The child command (default: `parity fake-host idle`), after `--`.
+        #[arg(last = true, value_name = "CMD")]
+        command: Vec<String>,
+    },
+    /// Check a source tree against architecture rules (docs/guard.md): forbidden references,
+    /// symbols confined to allow-listed files, modules reached only through their entry points.
+    Guard(crate::profiles::guard::GuardArgs),
+    /// Measure round trips and run times against baselines measured in the same run.
+    Bench(crate::cli::bench::BenchArgs),
+    /// Baseline files of expected failures (docs/ci.md).
+    Baseline {
+        #[command(subcommand)]
+        action: BaselineCmd,
+    },
+    /// Work with JSON reports written by `parity run --json`.
+    Report {
+        #[command(subcommand)]
+        action: ReportCmd,
+    },
+    /// Record a session: start CMD behind a transparent stdio proxy and write its transcript
+    /// (docs/transcripts.md). Exits with CMD's status.
+    Record {
+        /// The transcript file to write (JSONL, mode 0600; its directory is created).
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        /// A value (or a regular expression) redacted as well; repeatable (docs/redaction.md).
+        #[arg(long, value_name = "VALUE")]
+        redact: Vec<String>,
+        /// The server or agent command and its arguments, after `--`.
+        #[arg(last = true, required = true, value_name = "CMD")]
+        command: Vec<String>,
+    },
+    /// Replay a transcript against a live server or agent and report every difference, or
+    /// serve it as a mock server (docs/transcripts.md).
+    #[command(group(clap::ArgGroup::new("against").required(true).args(["mcp", "acp", "serve", "target"])))]
+    Replay {
+        /// The transcript (`parity record --out FILE`).
+        file: PathBuf,
+        /// The MCP stdio server to replay against (quoted, split like a shell).
+        #[arg(long, value_name = "CMD")]
+        mcp: Option<String>,
+        /// The ACP agent to replay against (quoted, split like a shell).
+        #[arg(long, value_name = "CMD")]
+        acp: Option<String>,
+        /// Play the recorded server on stdin/stdout for a client under test.
+        #[arg(long, conflicts_with_all = ["mcp", "acp"])]
+        serve: bool,
+        /// A target file: its volatile outcome pointers' member names are volatile, and its
+        /// MCP or ACP command (by the transcript's protocol) is the default to replay against.
+        #[arg(long, value_name = "FILE")]
+        target: Option<PathBuf>,
+        /// A JSON pointer into each message whose value is volatile (e.g.
+        /// `/result/structuredContent/value/since_ms`); repeatable.
+        #[arg(long, value_name = "POINTER")]
+        volatile: Vec<String>,
+        /// An object member name whose value is volatile wherever it appears, also inside
+        /// text holding serialized JSON (e.g. `since_ms`); repeatable.
+        #[arg(long, value_name = "NAME")]
+        volatile_key: Vec<String>,
+        /// Per-message deadline in milliseconds.
+        #[arg(long, value_name = "MS", default_value_t = 5000)]
+        timeout_ms: u64,
+        /// A value (or a regular expression) redacted from the output; repeatable
+        /// (docs/redaction.md).
+        #[arg(long, value_name = "VALUE")]
+        redact: Vec<String>,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum BaselineCmd {
+    /// Write a baseline listing every failed or timed-out case of JSON reports (give every
+    /// shard's report of a sharded run). Rewriting an existing `--out` keeps the reasons of the
+    /// entries it still lists.
+    Write {
+        /// A JSON report (`parity run --json FILE`); repeatable.
+        #[arg(long, value_name = "REPORT", required = true)]
+        from: Vec<PathBuf>,
+        /// Where to write the baseline (default: stdout); its directory is created.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// The scenario directories the run used (`parity run --scenarios DIR`), so their
+        /// checks are known.
+        #[arg(long, value_name = "DIR")]
+        scenarios: Vec<PathBuf>,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum ReportCmd {
+    /// Put several JSON reports side by side in one HTML matrix (one column group per
+    /// implementation, like Autobahn|Testsuite's table).
+    Merge {
+        /// JSON reports (`parity run --json FILE`), at least one.
+        #[arg(required = true, value_name = "REPORT")]
+        reports: Vec<PathBuf>,
+        /// The HTML page to write.
+        #[arg(long, value_name = "FILE")]
+        html: PathBuf,
+        /// The scenario directories the runs used (`parity run --scenarios DIR`), so their
+        /// checks are known.
+        #[arg(long, value_name = "DIR")]
+        scenarios: Vec<PathBuf>,
+    },
+    /// Print a Markdown summary of JSON reports: verdict counts, every case that fails the
+    /// run with its check id and quoted requirement, stale baseline entries (for a CI job
+    /// summary such as `$GITHUB_STEP_SUMMARY`).
+    Summary {
+        /// JSON reports (`parity run --json FILE`), at least one; one section each.
+        #[arg(required = true, value_name = "REPORT")]
+        reports: Vec<PathBuf>,
+        /// Where the HTML report can be seen (an uploaded artifact's URL); linked at the end.
+        #[arg(long, value_name = "URL")]
+        html_url: Option<String>,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum ReferenceCmd {
+    /// The reference MCP server over stdio (both protocol eras).
+    Mcp(ReferenceArgs),
+    /// The reference ACP v1 agent over stdio (tools through the `_parity/tool` extension method).
+    Acp(ReferenceAcpArgs),
+    /// The reference session-gating facade over MCP Streamable HTTP (docs/facade.md). Prints
+    /// its endpoint URL as the first stdout line; stops on SIGTERM/SIGINT, or at EOF when
+    /// stdin is a pipe.
+    Facade(FacadeArgs),
+    /// A host that hands CMD a credential file, never the bearer (docs/credentials.md): the
+    /// header comes from PARITY_MCP_AUTHORIZATION (or the first stdin line with
+    /// --bearer-stdin) and is written to a private 0600 file; CMD gets
+    /// PARITY_MCP_AUTHORIZATION_FILE and PARITY_MCP_ENDPOINT. stdin line `rotate <header>`
+    /// rotates the file; stdin EOF, SIGTERM or SIGINT stops CMD and removes the file.
+    Launch {
+        /// The MCP endpoint handed to CMD (default: $PARITY_MCP_ENDPOINT, else none).
+        #[arg(long, value_name = "URL")]
+        endpoint: Option<String>,
+        /// Read the Authorization header value from the first line of stdin.
+        #[arg(long)]
+        bearer_stdin: bool,
+        /// The command to start, and its arguments.
+        #[arg(
+            required = true,
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
+            value_name = "CMD"
+        )]
+        command: Vec<std::ffi::OsString>,
+    },
+    /// A stdio MCP to Streamable HTTP bridge (docs/credentials.md): reads the endpoint from
+    /// PARITY_MCP_ENDPOINT and the Authorization header from the file named by
+    /// PARITY_MCP_AUTHORIZATION_FILE, re-read before every request. Exit 2 when either is
+    /// missing or unusable.
+    Bridge,
+}
+
+/// Options of `parity reference facade` (and of the faulty facades).
+#[derive(clap::Args, Debug, Clone)]
+pub struct FacadeArgs {
+    /// The address to listen on; only loopback addresses are accepted.
+    #[arg(long, default_value = "127.0.0.1:0")]
+    pub listen: String,
+    /// The endpoint path.
+    #[arg(long, default_value = "/mcp")]
+    pub path: String,
+    /// How capabilities are published: `meta` (search_capabilities/execute_capability) or
+    /// `direct` (one MCP tool per capability).
+    #[arg(long, default_value = "meta", value_parser = ["meta", "direct"])]
+    pub catalogue: String,
+    /// Separator of prefixed names in the direct catalogue (`[A-Za-z0-9_.-]`).
+    #[arg(long, default_value = parity_reference::facade::DEFAULT_DIRECT_SEPARATOR)]
+    pub separator: String,
+    /// A downstream MCP stdio server, `NAME=COMMAND` (repeatable; the command is split like
+    /// a shell without expansion).
+    #[arg(long, value_name = "NAME=COMMAND")]
+    pub downstream: Vec<String>,
+    /// A session-bound echo source with this provider label and tool `echo_channel`
+    /// (repeatable; default: one, `echo`).
+    #[arg(long, value_name = "PROVIDER")]
+    pub session_source: Vec<String>,
+    /// Do not mount the reference dispatcher as the host-level source `parity`.
+    #[arg(long)]
+    pub no_dispatcher: bool,
+    /// Workspace root of the dispatcher's tools (default: a fresh temporary directory).
+    #[arg(long)]
+    pub root: Option<PathBuf>,
+    /// Append audit lines to this file (mode 0600) instead of stderr.
+    #[arg(long, value_name = "FILE")]
+    pub audit_log: Option<PathBuf>,
+    /// Enable the loopback admin hook (`POST /admin/mint`, `POST /admin/revoke`).
+    #[arg(long)]
+    pub admin: bool,
+    /// Response framing of requests: `json` or `sse`.
+    #[arg(long, default_value = "json", value_parser = ["json", "sse"])]
+    pub response: String,
+    /// A policy file for the mounted reference dispatcher (TOML, docs/dispatcher.md).
+    #[arg(long, value_name = "FILE")]
+    pub policy: Option<PathBuf>,
+}
+
+#[derive(clap::Args, Debug, Clone)]
+struct ReferenceAcpArgs {
+    /// Workspace root of the tools (default: a fresh temporary directory, removed at exit).
+    #[arg(long)]
+    root: Option<PathBuf>,
+    /// The tool extension method to serve.
+    #[arg(long, default_value = parity_reference::acp::TOOL_METHOD)]
+    tool_method: String,
+    /// A policy file (TOML, docs/dispatcher.md): policy mode, startup budget, queue and tool
+    /// time limits, backend runtime.
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
+}
+
+#[derive(clap::Args, Debug, Clone)]
+struct ReferenceArgs {
+    /// Workspace root of the tools (default: a fresh temporary directory, removed at exit).
+    #[arg(long)]
+    root: Option<PathBuf>,
+    /// Tools per tools/list page (0 = all on one page).
+    #[arg(long, default_value_t = parity_reference::mcp::DEFAULT_PAGE_SIZE)]
+    page_size: usize,
+    /// The version the server reports (`serverInfo.version`, and `_meta` serverInfo in
+    /// 2026-07-28) instead of parity's own: lets tests show that snapshots and replays
+    /// survive a server upgrade. Hidden: it changes nothing a user checks.
+    #[arg(long, hide = true, value_name = "VERSION")]
+    server_version: Option<String>,
+    /// A policy file (TOML, docs/dispatcher.md): policy mode, startup budget, queue and tool
+    /// time limits, backend runtime.
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
+}
+
+#[derive(clap::Args, Debug)]
+struct RunArgs {
+    /// A value (or a regular expression) redacted from every report, besides the values of
+    /// secret-named environment variables; repeatable (docs/redaction.md).
+    #[arg(long, value_name = "VALUE")]
+    redact: Vec<String>,
+    /// A target file (`parity.toml`, docs/target.md): surfaces, profiles, outcome extraction,
+    /// deadlines. `--mcp`/`--acp` override its commands.
+    #[arg(long, value_name = "FILE")]
+    target: Option<PathBuf>,
+    /// The MCP stdio server command to check (quoted, split like a shell without expansion).
+    /// Default: this binary's `reference mcp` (when neither --target nor --acp is given).
+    #[arg(long)]
+    mcp: Option<String>,
+    /// An MCP server over Streamable HTTP to check (profile mcp-http), e.g.
+    /// `http://127.0.0.1:8080/mcp`. Default for the bundled reference: `reference facade
+    /// --catalogue direct`, started by parity.
+    #[arg(long, value_name = "URL")]
+    url: Option<String>,
+    /// The ACP agent command to check. Default: this binary's `reference acp` (when neither
+    /// --target nor --mcp is given).
+    #[arg(long)]
+    acp: Option<String>,
+    /// The ACP agent's tool extension method. Without it the tool-method checks use the
+    /// method the agent advertises (`agentCapabilities._meta`), or skip; equivalence calls
+    /// `_parity/tool`.
+    #[arg(long)]
+    tool_method: Option<String>,
+    /// Profiles to run: mcp, acp, equivalence, mcp-http, facade, hygiene, dispatcher, guard
+    /// (repeatable). Default: every profile the target allows; on the bundled reference (no
+    /// target, --mcp, --acp or --url) that is mcp, acp, equivalence, mcp-http, facade, hygiene
+    /// and dispatcher (guard needs a target with [guard]).
+    #[arg(long, value_parser = crate::engine::target::PROFILES)]
+    profile: Vec<String>,
+    /// Generated equivalence: cases per tool (default 100; 0 turns generation off).
+    #[arg(long)]
+    cases: Option<u32>,
+    /// Generated equivalence: the seed (default: random; every report prints the one used).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Which MCP protocol eras to check (default: every era the server speaks, or the target
+    /// file's `eras`, which this flag overrides).
+    #[arg(long, value_enum)]
+    era: Option<EraSel>,
+    /// Equivalence: a JSON pointer into the outcome whose value differs from run to run
+    /// (`/value/since_ms`), normalized before comparing; repeatable, added to the target's.
+    #[arg(long, value_name = "POINTER")]
+    volatile: Vec<String>,
+    /// ACP: a prompt text the agent keeps its turn open for until `session/cancel` (the
+    /// reference's is `wait_for_cancel`); overrides the target's `cancel_prompt`.
+    #[arg(long, value_name = "TEXT")]
+    cancel_prompt: Option<String>,
+    /// Write the JSON report here (schema: docs/report.schema.json).
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Write a JUnit XML report here: one test suite per profile, one test case per case.
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
+    /// Write a self-contained HTML matrix report here (checks × surfaces and eras).
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
+    /// A baseline of expected failures (YAML, docs/ci.md): listed failures exit 0; a listed
+    /// check that now passes fails the run as stale. Overrides the target's `run.baseline`.
+    #[arg(long, value_name = "FILE")]
+    baseline: Option<PathBuf>,
+    /// Run one shard of the cases: `hash:K/N` or `count:K/N` (docs/ci.md). Shards 1/N…N/N
+    /// together run every case once; an empty shard exits 0.
+    #[arg(long, value_name = "KIND:K/N")]
+    partition: Option<String>,
+    /// Start no more cases after the first unexpected failure or timeout; the rest are
+    /// reported not-run.
+    #[arg(long)]
+    fail_fast: bool,
+    /// Run a failed or timed-out case up to N more times (at most 100); a case that then passes
+    /// is reported flaky, never as a plain pass.
+    #[arg(long, default_value_t = 0, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=100))]
+    retries: u32,
+    /// Compare each scenario's exchange with its snapshot in DIR (created when missing); a
+    /// difference fails the case and writes `<case>.snap.new` (docs/transcripts.md).
+    /// Overrides the target's `run.snapshots`.
+    #[arg(long, value_name = "DIR")]
+    snapshots: Option<PathBuf>,
+    /// With --snapshots (or the target's `run.snapshots`): write differing exchanges as the
+    /// new snapshots instead of failing.
+    #[arg(long)]
+    accept: bool,
+    /// Print only the cases that did not pass and the summary; no progress.
+    #[arg(long, short, conflicts_with = "verbose")]
+    quiet: bool,
+    /// Keep only cases whose id matches one of these globs (a bare check id keeps all its cases).
+    #[arg(long)]
+    filter: Vec<String>,
+    /// Drop cases whose id matches one of these globs.
+    #[arg(long)]
+    skip: Vec<String>,
+    /// Cases run in parallel (most of a case's time is spent waiting on the peer); at least 1.
+    /// Default: the target's `run.jobs`, else 8.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    jobs: Option<u64>,
+    /// Multiply every deadline by this factor (slow machines, slow servers). Default: the
+    /// target's `run.timeout_multiplier`, else 1.
+    /// Negative numbers are taken as values, so `-1` is refused by name, not as an unknown flag.
+    #[arg(long, value_name = "X", allow_negative_numbers = true)]
+    timeout_multiplier: Option<f64>,
+    /// A tool call the target declares slow enough to cancel in flight, as JSON
+    /// `{"name": "...", "arguments": {...}, "ms": N}` where `ms` is how long it takes when left
+    /// alone (default 1000). Without it the cancellation check can only prove the server keeps
+    /// serving. The reference's is declared by default.
+    #[arg(long)]
+    slow_call: Option<String>,
+    /// Per-line byte cap on the server's stdout (default 16 MiB). A longer line is skipped to
+    /// its newline and kept as a prefix, its length and its SHA-256.
+    #[arg(long, default_value_t = crate::transport::wire::DEFAULT_LINE_CAP)]
+    line_cap: usize,
+    /// Print evidence for every case that did not pass.
+    #[arg(long, short)]
+    verbose: bool,
+    /// Colour the verdict words of the console report: `auto` (the default) on a terminal
+    /// unless `NO_COLOR` is set, `always`, or `never`.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = crate::reports::report::ColorChoice::Auto)]
+    color: crate::reports::report::ColorChoice,
+    /// Also run the scenario files of this directory (every `*.yaml`/`*.yml`, recursively,
+    /// sorted; see docs/scenarios.md). The shipped scenarios always run. Repeatable; given
+    /// at all, it replaces the target's `run.scenarios`.
+    #[arg(long, value_name = "DIR")]
+    scenarios: Vec<PathBuf>,
+}
+
+/// Default `--jobs`.
+const DEFAULT_JOBS: u64 = 8;
+
+/// The `[run]` settings in force: each flag when given, else the target file's key, else the
+/// default.
+struct Effective {
+    scenarios: Vec<PathBuf>,
+    snapshots: Option<PathBuf>,
+    baseline: Option<PathBuf>,
+    jobs: u64,
+    timeout_multiplier: f64,
+}
+
+impl Effective {
+    fn new(args: &RunArgs, target: &crate::engine::target::Target) -> Effective {
+        let d = &target.run;
+        Effective {
+            scenarios: if args.scenarios.is_empty() {
+                d.scenarios.clone()
+            } else {
+                args.scenarios.clone()
+            },
+            snapshots: args.snapshots.clone().or_else(|| d.snapshots.clone()),
+            baseline: args.baseline.clone().or_else(|| d.baseline.clone()),
+            jobs: args.jobs.or(d.jobs).unwrap_or(DEFAULT_JOBS),
+            timeout_multiplier: args
+                .timeout_multiplier
+                .or(d.timeout_multiplier)
+                .unwrap_or(1.0),
+        }
+    }
+}
+
+/// Parses the command line, starts the async runtime that fits the command and runs it;
+/// returns the process exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { EXIT_USAGE } else { 0 };
+            let _ = e.print();
+            return code;
+        }
+    };
+    // A served surface (the reference, a faulty peer) and the benchmark run on one thread:
+    // every message then stays on the thread that read it, with no cross-thread wake-ups.
+    // Runs and the self-test use a multi-threaded runtime, since starting peers blocks.
+    let single = matches!(
+        cli.command,
+        Command::Reference { .. }
+            | Command::Fake { .. }
+            | Command::FakeFacade { .. }
+            | Command::FakeHttp { .. }
+            | Command::FakeDispatcher { .. }
+            | Command::HygieneExec { .. }
+            | Command::Watchdog { .. }
+            | Command::FakeHost { .. }
+            | Command::Bench(_)
+    );
+    let runtime = if single {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+    };
+    match runtime {
+        Ok(rt) => rt.block_on(dispatch(cli)),
+        Err(e) => {
+            eprintln!("error: failed to start the async runtime: {e}");
+            EXIT_COULD_NOT_RUN
+        }
+    }
+}
+
+/// Runs a parsed command line; returns the process exit code.
+pub async fn dispatch(cli: Cli) -> i32 {
+    match cli.command {
+        Command::Run(args) => {
+            watch_signals();
+            let code = cmd_run(*args).await;
+            crate::transport::peer::reap_orphans().await;
+            code
+        }
+        Command::List {
+            json,
+            markdown,
+            scenarios,
+        } => cmd_list(json, markdown, &scenarios),
+        Command::Selftest { jobs } => {
+            watch_signals();
+            let code = crate::cli::selftest::run(jobs).await;
+            crate::transport::peer::reap_orphans().await;
+            code
+        }
+        Command::Reference { surface } => match surface {
+            ReferenceCmd::Mcp(a) => serve_reference(a).await,
+            ReferenceCmd::Acp(a) => serve_reference_acp(a).await,
+            ReferenceCmd::Facade(a) => serve_facade(a, None, None).await,
+            ReferenceCmd::Launch {
+                endpoint,
+                bearer_stdin,
+                command,
+            } => {
+                parity_reference::credentials::launch::run(
+                    parity_reference::credentials::launch::LaunchOptions {
+                        endpoint,
+                        bearer_stdin,
+                        command,
+                    },
+                )
+                .await
+            }
+            ReferenceCmd::Bridge => parity_reference::credentials::bridge::run().await,
+        },
+        Command::Fake { fault, list } => cmd_fake(fault, list).await,
+        Command::FakeFacade { fault, args } => match parity_fakes::find_facade_fault(&fault) {
+            Some(f) => serve_facade(args, Some(f), None).await,
+            None => {
+                eprintln!(
+                    "error: unknown faulty facade `{fault}`; `parity fake --list` lists them"
+                );
+                EXIT_USAGE
+            }
+        },
+        Command::FakeDispatcher {
+            fault,
+            surface,
+            policy,
+        } => serve_fake_dispatcher(&fault, &surface, policy.as_deref()).await,
+        Command::FakeHttp { fault, args } => {
+            let layer = parity_fakes::find_http_fault(&fault)
+                .or_else(|| parity_fakes::find_http_benign(&fault).map(|b| b.layer()));
+            match layer {
+                Some(f) => serve_facade(args, None, Some(f)).await,
+                None => {
+                    eprintln!("error: unknown faulty HTTP server `{fault}`; `parity fake --list` lists them");
+                    EXIT_USAGE
+                }
+            }
+        }
+        Command::Hygiene(args) => {
+            watch_signals();
+            let code = crate::profiles::hygiene::cmd(*args).await;
+            crate::transport::peer::reap_orphans().await;
+            code
+        }
+        Command::HygieneExec { command } => crate::transport::proctrack::stub_exec(&command),
+        Command::Watchdog { pid } => crate::transport::watchdog::serve(pid),
+        Command::FakeHost { mode, command } => parity_fakes::serve_host(&mode, &command),
+        Command::Guard(args) => crate::profiles::guard::cmd(args),
+        Command::Bench(args) => crate::cli::bench::run(args).await,
+        Command::Baseline {
+            action:
+                BaselineCmd::Write {
+                    from,
+                    out,
+                    scenarios,
+                },
+        } => cmd_baseline_write(&from, out.as_deref(), &scenarios),
+        Command::Report {
+            action:
+                ReportCmd::Merge {
+                    reports,
+                    html,
+                    scenarios,
+                },
+        } => cmd_report_merge(&reports, &html, &scenarios),
+        Command::Report {
+            action: ReportCmd::Summary { reports, html_url },
+        } => cmd_report_summary(&reports, html_url.as_deref()),
+        Command::Record {
+            out,
+            redact,
+            command,
+        } => {
+            crate::features::record::run(crate::features::record::RecordOptions {
+                out,
+                redact,
+                command,
+            })
+            .await
+        }
+        Command::Replay {
+            file,
+            mcp,
+            acp,
+            serve,
+            target,
+            volatile,
+            volatile_key,
+            timeout_ms,
+            redact,
+        } => {
+            let argv: Vec<String> = mcp
+                .iter()
+                .chain(acp.iter())
+                .flat_map(|c| crate::transport::peer::split_words(c).unwrap_or_default())
+                .collect();
+            if let Err(e) = crate::engine::redact::install_from(&[], &argv, &redact) {
+                eprintln!("error: {e}");
+                return EXIT_USAGE;
+            }
+            let against = match (mcp, acp) {
+                (Some(c), _) => Some(("mcp", c)),
+                (None, Some(c)) => Some(("acp", c)),
+                (None, None) => None,
+            };
+            let code = cmd_replay(
+                &file,
+                (against, target.as_deref()),
+                serve,
+                (volatile, volatile_key),
+                timeout_ms,
+            )
+            .await;
+            // Exit at once: a pending read of stdin (--serve) must not hold the process open.
+            let _ = std::io::stdout().flush();
+            std::process::exit(code)
+        }
+    }
+}
+
+/// `parity replay`: exit 0 without differences, 1 with, 2 for a bad transcript or pointer, 3
+/// when the target could not start or took no message.
+async fn cmd_replay(
+    file: &std::path::Path,
+    (against, target_file): (Option<(&str, String)>, Option<&std::path::Path>),
+    serve: bool,
+    (volatile, mut volatile_keys): (Vec<String>, Vec<String>),
+    timeout_ms: u64,
+) -> i32 {
+    let t = match crate::protocol::transcript::load(file) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    if let Some(bad) = volatile
+        .iter()
+        .find(|p| !p.is_empty() && !p.starts_with('/'))
+    {
+        eprintln!("error: --volatile {bad}: a JSON pointer starts with `/`");
+        return EXIT_USAGE;
+    }
+    let mut against = against;
+    if let Some(path) = target_file {
+        let target = match crate::engine::target::load(path) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return EXIT_USAGE;
+            }
+        };
+        volatile_keys.extend(crate::protocol::replay::volatile_names(
+            &target.equivalence.volatile,
+        ));
+        if against.is_none() {
+            against = if t.header.protocol == "acp" {
+                target.acp.map(|a| ("acp", a.command))
+            } else {
+                target.mcp.map(|m| ("mcp", m.command))
+            };
+        }
+    }
+    let norm = crate::protocol::replay::Normalizer::new(volatile, volatile_keys);
+    if serve {
+        return crate::protocol::replay::serve(&t, norm).await;
+    }
+    let Some((proto, cmd)) = against else {
+        eprintln!(
+            "error: the target has no {} surface: give --mcp CMD or --acp CMD",
+            t.header.protocol
+        );
+        return EXIT_USAGE;
+    };
+    if t.header.protocol != "unknown" && t.header.protocol != proto {
+        eprintln!(
+            "warning: the transcript records {} but --{proto} was given",
+            t.header.protocol
+        );
+    }
+    let spec = match PeerSpec::from_command_line(&cmd) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: --{proto}: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let mut peer = match crate::transport::peer::Peer::spawn(&spec) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_COULD_NOT_RUN;
+        }
+    };
+    // The live exchange is compared whole: the log gets room for twice the recording.
+    peer.set_log_budget(crate::transport::framelog::Budget::at_least(
+        t.frame_bytes().saturating_mul(2),
+    ));
+    let driven =
+        crate::protocol::replay::drive(&t, &mut peer, std::time::Duration::from_millis(timeout_ms))
+            .await;
+    peer.shutdown(crate::transport::peer::ShutdownGrace::default())
+        .await;
+    let (dropped, dropped_bytes) = peer.log_dropped();
+    if dropped > 0 {
+        eprintln!(
+            "error: replay {}: the live exchange was not compared: the target sent more than the frame log keeps (twice the recording), and {dropped} frames ({dropped_bytes} bytes) were left out",
+            t.source
+        );
+        return EXIT_COULD_NOT_RUN;
+    }
+    let live = crate::protocol::replay::Exchange::of_wire(&peer.events());
+    let recorded = crate::protocol::replay::Exchange::of_transcript(&t);
+    let diffs = crate::protocol::replay::compare(&recorded, &live, &norm);
+    let red = crate::engine::redact::text;
+    print!(
+        "{}",
+        red(&crate::protocol::replay::render(&t.source, &diffs))
+    );
+    for n in &driven.notes {
+        println!("note: {}", red(n));
+    }
+    println!(
+        "replay {} against `{}`: {} client message(s) sent, {} response(s) received; {} difference(s)",
+        t.source,
+        red(&spec.display().to_string()),
+        driven.sent,
+        driven.answered,
+        diffs.len()
+    );
+    let unanswered = crate::protocol::replay::unanswered_in_recording(&recorded);
+    if unanswered > 0 {
+        println!(
+            "note: {unanswered} recorded request(s) have no recorded response (the recording ended first); the target's responses to them were not compared"
+        );
+    }
+    let wants = |d| recorded.iter().any(|m| m.dir == d);
+    let got_nothing = !live
+        .iter()
+        .any(|m| m.dir == crate::protocol::transcript::Direction::S2c);
+    if (driven.sent == 0 && wants(crate::protocol::transcript::Direction::C2s))
+        || (got_nothing && wants(crate::protocol::transcript::Direction::S2c))
+    {
+        eprintln!(
+            "error: the target took no message or sent nothing back: the replay could not run"
+        );
+        return EXIT_COULD_NOT_RUN;
+    }
+    i32::from(!diffs.is_empty())
+}
+
+/// On SIGINT or SIGTERM, ends every running peer (they live in their own process groups, so
+/// a Ctrl-C or a cancelled CI job would not reach them) and exits 130 or 143.
+fn watch_signals() {
+    use tokio::signal::unix::{signal, SignalKind};
+    for (kind, code) in [
+        (SignalKind::interrupt(), 130),
+        (SignalKind::terminate(), 143),
+    ] {
+        let Ok(mut sig) = signal(kind) else { continue };
+        tokio::spawn(async move {
+            if sig.recv().await.is_some() {
+                crate::transport::peer::kill_all_peers();
+                eprintln!("parity: interrupted; every peer was stopped");
+                std::process::exit(code);
+            }
+        });
+    }
+}
+
+/// The reference target: this binary's `reference mcp`, with its declared slow call.
+pub fn reference_target() -> McpTarget {
+    let exe = std::env::current_exe()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| "parity".into());
+    McpTarget {
+        name: "parity reference mcp".into(),
+        spec: PeerSpec::new(exe, vec!["reference".into(), "mcp".into()]),
+        slow_call: Some(reference_slow_call()),
+        reference: true,
+        tool_method: None,
+        cancel_prompt: None,
+        http: None,
+    }
+}
+
+/// The slow call the reference declares: `exec` of `sleep 0.2`, cancellable, 200 ms when left
+/// alone (short, so the cancellation check can listen past its natural end).
+pub fn reference_slow_call() -> SlowCall {
+    SlowCall {
+        name: "exec".into(),
+        arguments: json!({"argv": ["sleep", "0.2"]}),
+        ms: 200,
+    }
+}
+
+/// A faulty peer as a target: this binary's `fake <name>`.
+pub fn fake_target(name: &str) -> McpTarget {
+    let mut t = reference_target();
+    t.name = format!("parity fake {name}");
+    t.spec.args = vec!["fake".into(), name.into()];
+    // A faulty peer wraps the reference dispatcher and workspace.
+    t.reference = true;
+    t
+}
+
+/// The target of a run: the `--target` file, else the `--mcp`/`--acp` commands, else the
+/// bundled reference (both surfaces); `--mcp`, `--acp` and `--tool-method` override the file.
+fn run_target(args: &RunArgs) -> Result<crate::engine::target::Target, String> {
+    use crate::engine::target::{AcpSurface, McpSurface, Target};
+    let mut target = match &args.target {
+        Some(path) => crate::engine::target::load(path).map_err(|e| e.to_string())?,
+        None if args.mcp.is_none() && args.acp.is_none() && args.url.is_none() => {
+            crate::engine::target::reference()
+        }
+        None => Target {
+            name: [
+                args.mcp.as_deref(),
+                args.acp.as_deref(),
+                args.url.as_deref(),
+            ]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(" + "),
+            ..Target::default()
+        },
+    };
+    if let Some(cmd) = &args.mcp {
+        PeerSpec::from_command_line(cmd).map_err(|e| format!("--mcp: {e}"))?;
+        target.mcp = Some(McpSurface {
+            command: cmd.clone(),
+            eras: args.era.unwrap_or(EraSel::All),
+            reference: false,
+            rules: target.mcp.map(|m| m.rules).unwrap_or_default(),
+        });
+    }
+    if let Some(cmd) = &args.acp {
+        PeerSpec::from_command_line(cmd).map_err(|e| format!("--acp: {e}"))?;
+        let old = target.acp.take();
+        target.acp = Some(AcpSurface {
+            command: cmd.clone(),
+            tool_method: old.as_ref().and_then(|a| a.tool_method.clone()),
+            cancel_prompt: old.as_ref().and_then(|a| a.cancel_prompt.clone()),
+            rules: old.map(|a| a.rules).unwrap_or_default(),
+        });
+    }
+    if let Some(url) = &args.url {
+        if !url.starts_with("http://") {
+            return Err(format!(
+                "--url: {url:?} is not an http:// URL (parity talks to loopback endpoints without TLS)"
+            ));
+        }
+        target.http = Some(crate::engine::target::HttpSurface {
+            source: crate::profiles::facade::FacadeSource::Url(url.clone()),
+        });
+        target.reference_facade = None;
+    }
+    let bundled = args.target.is_none() && args.mcp.is_none() && args.acp.is_none();
+    if let Some(m) = &args.tool_method {
+        match target.acp.as_mut() {
+            Some(a) => {
+                a.tool_method = Some(m.clone());
+                if bundled {
+                    // The bundled agent serves the method it is asked to check.
+                    a.command = format!(
+                        "{} --tool-method {}",
+                        a.command,
+                        crate::engine::target::shell_quote(m)
+                    );
+                }
+            }
+            None => {
+                return Err("--tool-method needs an ACP surface (--acp or a target file)".into())
+            }
+        }
+    }
+    if let Some(p) = &args.cancel_prompt {
+        match target.acp.as_mut() {
+            Some(a) => a.cancel_prompt = Some(p.clone()),
+            None => {
+                return Err("--cancel-prompt needs an ACP surface (--acp or a target file)".into())
+            }
+        }
+    }
+    for p in &args.volatile {
+        if !crate::engine::outcome::valid_pointer(p) {
+            return Err(format!(
+                "--volatile: {p:?} is not a JSON pointer (RFC 6901: empty, or starting with `/`)"
+            ));
+        }
+        target.equivalence.volatile.push(p.clone());
+    }
+    Ok(target)
+}
+
+/// Whether the dispatcher profile can run: `[dispatcher]` declarations and a stdio surface.
+fn dispatcher_ready(target: &crate::engine::target::Target) -> bool {
+    target.dispatcher.is_some() && (target.mcp.is_some() || target.acp.is_some())
+}
+
+/// Whether the facade profile can run: the bundled reference facade, or an HTTP surface
+/// with `[facade]` declarations.
+fn facade_ready(target: &crate::engine::target::Target) -> bool {
+    target.reference_facade.is_some() || (target.http.is_some() && target.facade.is_some())
+}
+
+/// The profiles a run with no `--profile` and no `profiles` key runs on `target`, in order:
+/// `mcp` with an MCP surface, `acp` with an ACP surface, `equivalence` with both, `mcp-http`
+/// with an HTTP surface (or the bundled facade), `facade` with `[facade]` declarations (or the
+/// bundled facade), `hygiene` with `[hygiene]`, `dispatcher` with `[dispatcher]` and a stdio
+/// surface, `guard` with `[guard]`.
+pub fn allowed_profiles(target: &crate::engine::target::Target) -> Vec<String> {
+    let mut p = Vec::new();
+    if target.mcp.is_some() {
+        p.push("mcp".to_string());
+    }
+    if target.acp.is_some() {
+        p.push("acp".to_string());
+    }
+    if target.mcp.is_some() && target.acp.is_some() {
+        p.push("equivalence".to_string());
+    }
+    if target.http.is_some() || target.reference_facade.is_some() {
+        p.push("mcp-http".to_string());
+    }
+    if facade_ready(target) {
+        p.push("facade".to_string());
+    }
+    if target.hygiene.is_some() {
+        p.push("hygiene".to_string());
+    }
+    if dispatcher_ready(target) {
+        p.push("dispatcher".to_string());
+    }
+    if target.guard.is_some() {
+        p.push("guard".to_string());
+    }
+    p
+}
+
+/// The profiles `parity run` with no target, surface or `--profile` runs on the bundled
+/// reference ([`allowed_profiles`] of `crate::engine::target::reference`); `run --help` and the docs
+/// name these.
+pub fn default_run_profiles() -> Vec<String> {
+    allowed_profiles(&crate::engine::target::reference())
+}
+
+/// The profiles to run: `--profile`, else the target's, else [`allowed_profiles`].
+fn run_profiles(
+    args: &RunArgs,
+    target: &crate::engine::target::Target,
+) -> Result<Vec<String>, String> {
+    let mut profiles = if !args.profile.is_empty() {
+        args.profile.clone()
+    } else if !target.profiles.is_empty() {
+        target.profiles.clone()
+    } else {
+        allowed_profiles(target)
+    };
+    profiles.dedup();
+    for p in &profiles {
+        let ok = match p.as_str() {
+            "mcp" => target.mcp.is_some(),
+            "acp" => target.acp.is_some(),
+            "facade" => facade_ready(target),
+            "mcp-http" => target.http.is_some() || target.reference_facade.is_some(),
+            "hygiene" => target.hygiene.is_some(),
+            "dispatcher" => dispatcher_ready(target),
+            "guard" => target.guard.is_some(),
+            // Two surfaces at least: an MCP server counts once per era it speaks (known only
+            // once it runs), an ACP agent once.
+            _ => target.mcp.is_some(),
+        };
+        if !ok {
+            return Err(match p.as_str() {
+                "mcp" => "profile mcp needs an MCP surface (--mcp or [surfaces.mcp]), and the target has none".to_string(),
+                "acp" => "profile acp needs an ACP surface (--acp or [surfaces.acp]), and the target has none".to_string(),
+                "mcp-http" => "profile mcp-http needs an MCP server over Streamable HTTP (--url or [surfaces.http])".to_string(),
+                "facade" => "profile facade needs [surfaces.http] (the facade's url or command) and [facade] (hooks and declarations, docs/facade.md)".to_string(),
+                "hygiene" => "profile hygiene needs [hygiene] (the host command and its declarations, docs/hygiene.md); or run `parity hygiene -- CMD`".to_string(),
+                "dispatcher" => "profile dispatcher needs [dispatcher] (tool names, labels and the configurations, docs/dispatcher.md) and an MCP or ACP surface".to_string(),
+                "guard" => "profile guard needs [guard] (the rules file and the root to scan, docs/guard.md); or run `parity guard`".to_string(),
+                _ => "profile equivalence needs two surfaces: an MCP surface (each protocol era it speaks counts) beside an ACP surface, or an MCP server that speaks both eras".to_string(),
+            });
+        }
+    }
+    Ok(profiles)
+}
+
+/// The reference ACP agent as a target of the ACP profile: this binary's `reference acp`, its
+/// tool method and its cancellable prompt declared.
+pub fn reference_acp_target() -> McpTarget {
+    let mut t = reference_target();
+    t.name = "parity reference acp".into();
+    t.spec.args = vec!["reference".into(), "acp".into()];
+    t.slow_call = None;
+    t.tool_method = Some(parity_reference::acp::TOOL_METHOD.into());
+    t.cancel_prompt = Some(parity_reference::acp::WAIT_FOR_CANCEL.into());
+    t
+}
+
+/// A faulty or benign ACP agent as a target of the ACP profile: this binary's `fake <name>`,
+/// declaring the tool method the fault serves, or for a benign agent
+/// (`parity_fakes::acp_benign_catalogue`) the one its entry declares (usually none).
+pub fn acp_fake_target(name: &str) -> McpTarget {
+    let mut t = reference_acp_target();
+    t.name = format!("parity fake {name}");
+    t.spec.args = vec!["fake".into(), name.into()];
+    if let Some(m) = parity_fakes::find_acp(name).and_then(|f| f.tool_method) {
+        t.tool_method = Some(m.into());
+    }
+    if let Some(b) = parity_fakes::find_acp_benign(name) {
+        t.tool_method = b.tool_method.map(str::to_string);
+    }
+    t
+}
+
+async fn cmd_run(args: RunArgs) -> i32 {
+    let target = match run_target(&args) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let profiles = match run_profiles(&args, &target) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let eff = Effective::new(&args, &target);
+    {
+        let argv: Vec<String> = [
+            target.mcp.as_ref().map(|m| m.command.as_str()),
+            target.acp.as_ref().map(|a| a.command.as_str()),
+        ]
+        .into_iter()
+        .flatten()
+        .flat_map(|c| crate::transport::peer::split_words(c).unwrap_or_default())
+        .collect();
+        let env = target
+            .hygiene
+            .as_ref()
+            .map(|h| h.env.clone())
+            .unwrap_or_default();
+        let user: Vec<String> = args.redact.iter().chain(&target.redact).cloned().collect();
+        if let Err(e) = crate::engine::redact::install_from(&env, &argv, &user) {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    }
+    if args.accept && eff.snapshots.is_none() {
+        eprintln!("error: --accept needs a snapshot directory (--snapshots DIR, or `snapshots` under the target's [run])");
+        return EXIT_USAGE;
+    }
+    let slow_call = match &args.slow_call {
+        Some(sc) => match parse_slow_call(sc) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                eprintln!("error: --slow-call: {e}");
+                return EXIT_USAGE;
+            }
+        },
+        None => None,
+    };
+    for (flag, path) in [
+        ("--json", &args.json),
+        ("--junit", &args.junit),
+        ("--html", &args.html),
+    ] {
+        let Some(path) = path else { continue };
+        if path.is_dir() {
+            eprintln!(
+                "error: {flag}: {} is a directory, not a file",
+                path.display()
+            );
+            return EXIT_USAGE;
+        }
+        // A missing directory is created now, so a bad path stops the run before it starts.
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+        if let Some(d) = dir {
+            if let Err(e) = std::fs::create_dir_all(d) {
+                eprintln!(
+                    "error: {flag}: cannot create the directory {} of {}: {e}",
+                    d.display(),
+                    path.display()
+                );
+                return EXIT_USAGE;
+            }
+        }
+    }
+    if let Some(e) = same_file(&[
+        ("--json", args.json.as_deref()),
+        ("--junit", args.junit.as_deref()),
+        ("--html", args.html.as_deref()),
+        ("--baseline", eff.baseline.as_deref()),
+    ]) {
+        eprintln!("error: {e}");
+        return EXIT_USAGE;
+    }
+    let partition = match args
+        .partition
+        .as_deref()
+        .map(crate::engine::select::Partition::parse)
+    {
+        None => None,
+        Some(Ok(p)) => Some(p),
+        Some(Err(e)) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    if args.line_cap == 0 {
+        eprintln!("error: --line-cap must be at least 1 byte");
+        return EXIT_USAGE;
+    }
+    if !(eff.timeout_multiplier > 0.0 && eff.timeout_multiplier.is_finite()) {
+        eprintln!("error: --timeout-multiplier must be a positive number");
+        return EXIT_USAGE;
+    }
+    let mut timing = Timing::scaled(eff.timeout_multiplier);
+    let scale =
+        |ms: u64| std::time::Duration::from_millis((ms as f64 * eff.timeout_multiplier) as u64);
+    if let Some(ms) = target.message_ms {
+        timing.message = scale(ms);
+    }
+    if let Some(ms) = target.case_ms {
+        timing.case = scale(ms);
+    }
+    if let Some(ms) = target.silence_ms {
+        timing.silence = scale(ms);
+    }
+    if let Some(ms) = target.startup_ms {
+        timing.startup = scale(ms);
+    }
+    // --- scenarios (crate::engine::scenario): shipped + --scenarios, malformed → exit 2 ---
+    let scenarios = match crate::engine::scenario::load_all(&eff.scenarios) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let selection = match crate::engine::select::Selection::new(
+        &args.filter,
+        &args.skip,
+        partition.clone(),
+        &crate::engine::select::units(&scenarios),
+    ) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let baseline = match &eff.baseline {
+        None => None,
+        Some(path) => {
+            let known = |check: &str| crate::engine::select::known_check(check, &scenarios);
+            match crate::reports::baseline::load(path, &known) {
+                Ok(b) => Some(std::sync::Arc::new(b)),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return EXIT_USAGE;
+                }
+            }
+        }
+    };
+    let snapshots = match &eff.snapshots {
+        Some(dir) => match crate::features::snapshot::Store::new(
+            dir,
+            args.accept,
+            crate::protocol::replay::volatile_names(&target.equivalence.volatile),
+        ) {
+            Ok(s) => Some(std::sync::Arc::new(s)),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return EXIT_USAGE;
+            }
+        },
+        None => None,
+    };
+    let progress = crate::reports::report::Progress::new(args.quiet);
+    let control = crate::engine::run::RunControl {
+        snapshots: snapshots.clone(),
+        retries: args.retries,
+        fail_fast: args.fail_fast,
+        expected: baseline.clone().map(|b| {
+            Box::new(move |id: &str| b.lists(id).is_some()) as crate::engine::run::ExpectedFn
+        }),
+        progress: Some(progress.sink()),
+        ..Default::default()
+    };
+    let mut opts = RunOptions {
+        eras: args.era.unwrap_or(EraSel::All),
+        selection: std::sync::Arc::new(selection),
+        jobs: usize::try_from(eff.jobs).unwrap_or(usize::MAX),
+        timing,
+        control: std::sync::Arc::new(control),
+    };
+    let is_reference =
+        args.target.is_none() && args.mcp.is_none() && args.acp.is_none() && args.url.is_none();
+    let started = std::time::Instant::now();
+    let mut report = crate::engine::run::RunReport {
+        target: target.name.clone(),
+        started_at: Some(std::time::SystemTime::now()),
+        ..crate::engine::run::RunReport::default()
+    };
+    let mut could_not_run: Vec<String> = Vec::new();
+    for profile in &profiles {
+        if let Some(by) = opts.control.stopped_by() {
+            report.notes.push(format!(
+                "profile {profile} not started: --fail-fast stopped the run after {by} failed"
+            ));
+            continue;
+        }
+        tracing::info!(profile = %profile, target = %target.name, "profile starting");
+        match profile.as_str() {
+            "mcp" => {
+                let Some(m) = &target.mcp else { continue };
+                let mut spec = match PeerSpec::from_command_line(&m.command) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        eprintln!("error: surfaces.mcp.command: {e}");
+                        return EXIT_USAGE;
+                    }
+                };
+                spec.line_cap = args.line_cap;
+                let mut t = McpTarget::new(m.command.clone(), spec);
+                t.reference = m.reference;
+                if is_reference {
+                    t = reference_target();
+                    t.spec.line_cap = args.line_cap;
+                }
+                if slow_call.is_some() {
+                    t.slow_call = slow_call.clone();
+                }
+                opts.eras = args.era.unwrap_or(m.eras);
+                match run_mcp_with_scenarios(t, &opts, &scenarios).await {
+                    Ok(r) => {
+                        if r.eras.is_empty() {
+                            let notes = r.notes.join("; ");
+                            let hint = if notes.contains("protocolVersion") {
+                                " (the peer answered like an ACP agent: check it with --acp)"
+                            } else {
+                                ""
+                            };
+                            could_not_run.push(format!(
+                                "the MCP surface did not start, or answered neither initialize nor server/discover: {notes}{hint}"
+                            ));
+                        }
+                        merge(&mut report, r);
+                    }
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        return EXIT_USAGE;
+                    }
+                }
+            }
+            "acp" => {
+                let Some(a) = &target.acp else { continue };
+                let mut spec = match PeerSpec::from_command_line(&a.command) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        eprintln!("error: surfaces.acp.command: {e}");
+                        return EXIT_USAGE;
+                    }
+                };
+                spec.line_cap = args.line_cap;
+                let mut t = McpTarget::new(a.command.clone(), spec);
+                t.tool_method = a.tool_method.clone();
+                t.cancel_prompt = a.cancel_prompt.clone();
+                t.reference = is_reference;
+                match crate::engine::run::run_acp(t, &opts).await {
+                    Ok(r) => {
+                        if r.eras.is_empty() {
+                            let notes = r.notes.join("; ");
+                            let hint = if notes.contains("protocolVersion") {
+                                " (the peer answered like an MCP server: check it with --mcp)"
+                            } else {
+                                ""
+                            };
+                            could_not_run.push(format!(
+                                "the ACP agent did not start, or did not answer initialize: {notes}{hint}"
+                            ));
+                        }
+                        merge(&mut report, r);
+                    }
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        return EXIT_USAGE;
+                    }
+                }
+            }
+            "mcp-http" => {
+                opts.eras = args.era.unwrap_or(EraSel::All);
+                match run_mcp_http_profile(&target, &opts, args.line_cap).await {
+                    Ok(r) => {
+                        if r.eras.is_empty() {
+                            could_not_run.push(format!(
+                                "the MCP server over Streamable HTTP answered neither initialize nor server/discover: {}",
+                                r.notes.join("; ")
+                            ));
+                        }
+                        merge(&mut report, r);
+                    }
+                    Err(e) => {
+                        could_not_run.push(format!("the MCP server over HTTP did not start: {e}"))
+                    }
+                }
+            }
+            "hygiene" => match crate::profiles::hygiene::run_profile(&target, &opts).await {
+                Ok(r) => {
+                    could_not_run.extend(r.could_not_run.iter().cloned());
+                    merge(&mut report, r);
+                }
+                Err(e) => could_not_run.push(format!("the hygiene probe could not run: {e}")),
+            },
+            "dispatcher" => {
+                let Some(decl) = target.dispatcher.clone() else {
+                    continue;
+                };
+                match crate::profiles::dispatcher::surfaces(&target, opts.timing, args.line_cap)
+                    .await
+                {
+                    Ok((surfaces, notes)) => {
+                        let mut r =
+                            crate::profiles::dispatcher::run(&target.name, surfaces, decl, &opts)
+                                .await;
+                        if !r.could_not_run.is_empty() {
+                            could_not_run.push(format!(
+                                "{}: {}",
+                                r.could_not_run.join("; "),
+                                notes.join("; ")
+                            ));
+                        }
+                        r.notes.extend(notes);
+                        merge(&mut report, r);
+                    }
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        return EXIT_USAGE;
+                    }
+                }
+            }
+            "guard" => match crate::profiles::guard::run_profile(&target, &opts) {
+                Ok(r) => merge(&mut report, r),
+                Err(e) => {
+                    eprintln!("error: guard: {e}");
+                    return EXIT_USAGE;
+                }
+            },
+            "facade" => match run_facade_profile(&target, &opts).await {
+                Ok(r) => {
+                    if r.eras.is_empty() {
+                        could_not_run.push(format!(
+                            "the facade did not start, or did not answer initialize: {}",
+                            r.notes.join("; ")
+                        ));
+                    }
+                    merge(&mut report, r);
+                }
+                Err(e) => {
+                    could_not_run.push(format!("the facade did not start: {e}"));
+                }
+            },
+            _ => {
+                let r = run_equivalence(&args, &target, &opts, &scenarios, is_reference).await;
+                match r {
+                    Ok(r) => {
+                        if let Some(n) = r
+                            .notes
+                            .iter()
+                            .find(|n| n.starts_with("equivalence needs at least two surfaces"))
+                        {
+                            could_not_run.push(n.clone());
+                        }
+                        merge(&mut report, r)
+                    }
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        return EXIT_USAGE;
+                    }
+                }
+            }
+        }
+    }
+    report.duration_ms = started.elapsed().as_millis() as u64;
+    report.partition = partition
+        .as_ref()
+        .map(crate::engine::select::Partition::describe);
+    let empty_selection = report.cases.is_empty() && opts.selection.sharded_out() == 0;
+    report.could_not_run = could_not_run.clone();
+    if empty_selection && could_not_run.is_empty() {
+        report.could_not_run.push(format!(
+            "no case matched the selection (--filter: {}; --skip: {}; profiles: {})",
+            show_list(&args.filter),
+            show_list(&args.skip),
+            profiles.join(", ")
+        ));
+    }
+    report.notes.extend(report.could_not_run.clone());
+    if let Some(store) = &snapshots {
+        let whole_run = partition.is_none()
+            && args.filter.is_empty()
+            && args.skip.is_empty()
+            && opts.eras == EraSel::All
+            && opts.control.stopped_by().is_none();
+        let gone = store.unreferenced();
+        if let Some(line) = store.summary() {
+            eprintln!("{line}");
+        }
+        if whole_run && !gone.is_empty() {
+            let names: Vec<String> = gone.iter().map(|p| p.display().to_string()).collect();
+            let note = format!(
+                "{} snapshot(s) that no scenario produced any more (delete them if the scenario is gone): {}",
+                gone.len(),
+                names.join(", ")
+            );
+            eprintln!("note: {note}");
+            report.notes.push(note);
+        }
+    }
+    if let Some(b) = &baseline {
+        // Narrowed runs see only part of what a wide entry covers.
+        let whole_run = partition.is_none()
+            && args.filter.is_empty()
+            && args.skip.is_empty()
+            && opts.eras == EraSel::All;
+        b.apply(&mut report, whole_run);
+    }
+    // Redacted once, here: every reporter below prints from the redacted report.
+    crate::engine::redact::report(&mut report);
+    let could_not_run: Vec<String> = could_not_run
+        .iter()
+        .map(|c| crate::engine::redact::text(c))
+        .collect();
+    progress.finish();
+    let mut out = std::io::stdout().lock();
+    let style = if args.quiet {
+        crate::reports::report::Style::Quiet
+    } else if args.verbose {
+        crate::reports::report::Style::Verbose
+    } else {
+        crate::reports::report::Style::Normal
+    };
+    let _ = crate::reports::report::print_console_colored(
+        &report,
+        &mut out,
+        style,
+        args.color.for_stdout(),
+    );
+    if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
+        let _ = crate::reports::report::print_github_annotations(
+            &report,
+            eff.baseline.as_deref(),
+            &mut out,
+        );
+    }
+    if let Some(by) = opts.control.stopped_by() {
+        let not_started = report
+            .cases
+            .iter()
+            .filter(|c| {
+                c.verdict == crate::engine::check::Verdict::NotRun
+                    && c.message.contains("--fail-fast")
+            })
+            .count();
+        let _ = writeln!(
+            out,
+            "--fail-fast: stopped after {by}; {not_started} case(s) not started (reported not-run)"
+        );
+    }
+    drop(out);
+    let json_value = crate::reports::report::to_json(&report, eff.baseline.as_deref());
+    if let Some(path) = &args.json {
+        if let Err(e) = crate::reports::report::write_json(&report, eff.baseline.as_deref(), path) {
+            eprintln!("error: failed to write {}: {e}", path.display());
+            return EXIT_USAGE;
+        }
+    }
+    if let Some(path) = &args.junit {
+        if let Err(e) = crate::reports::junit::write(&report, path) {
+            eprintln!("error: failed to write {}: {e}", path.display());
+            return EXIT_USAGE;
+        }
+    }
+    if let Some(path) = &args.html {
+        if let Err(e) = crate::reports::html::write(std::slice::from_ref(&json_value), path) {
+            eprintln!("error: failed to write {}: {e}", path.display());
+            return EXIT_USAGE;
+        }
+    }
+    if !could_not_run.is_empty() {
+        for c in &could_not_run {
+            eprintln!("error: {c}");
+        }
+        return EXIT_COULD_NOT_RUN;
+    }
+    if report.cases.is_empty() && partition.is_some() && !empty_selection {
+        eprintln!(
+            "parity: shard {} selects no case (nothing to run here; the other shards run the rest)",
+            report.partition.as_deref().unwrap_or("")
+        );
+    } else if report.cases.is_empty() {
+        eprintln!(
+            "error: no case matched the selection (--filter: {}; --skip: {}; profiles: {}); `parity list` shows every check id",
+            show_list(&args.filter),
+            show_list(&args.skip),
+            profiles.join(", ")
+        );
+    }
+    report.exit_code()
+}
+
+/// A list of flag values for messages, `none` when empty.
+fn show_list(v: &[String]) -> String {
+    if v.is_empty() {
+        "none".to_string()
+    } else {
+        v.join(", ")
+    }
+}
+
+/// The mcp-http profile of a run: the MCP checks that are not stdio-specific plus the
+/// Streamable HTTP transport's own, against the `--url`/`[surfaces.http]` endpoint, one
+/// parity starts from `[surfaces.http] command`, or the bundled reference facade in its
+/// direct catalogue form answering in SSE (started, then shut down).
+///
+/// Errors: the command could not start or printed no URL.
+async fn run_mcp_http_profile(
+    target: &crate::engine::target::Target,
+    opts: &RunOptions,
+    line_cap: usize,
+) -> Result<crate::engine::run::RunReport, String> {
+    use crate::profiles::facade::FacadeSource;
+    let source = match (&target.http, target.reference_facade) {
+        (Some(h), _) => h.source.clone(),
+        (None, Some(_)) => {
+            let exe = std::env::current_exe()
+                .map(|p| p.to_string_lossy().into_owned())
+                .map_err(|e| format!("cannot find this executable: {e}"))?;
+            FacadeSource::Command(crate::profiles::facade::reference_http_spec(exe))
+        }
+        (None, None) => return Err("the target has no [surfaces.http]".into()),
+    };
+    let name = if target.reference_facade.is_some() && target.http.is_none() {
+        "parity reference facade --catalogue direct --response sse".to_owned()
+    } else {
+        target.name.clone()
+    };
+    run_mcp_http(&name, source, opts, line_cap).await
+}
+
+/// Runs the mcp-http profile against an endpoint, or a command parity starts (and shuts
+/// down) that prints its endpoint first.
+///
+/// Errors: the command could not start or printed no URL.
+pub async fn run_mcp_http(
+    name: &str,
+    source: crate::profiles::facade::FacadeSource,
+    opts: &RunOptions,
+    line_cap: usize,
+) -> Result<crate::engine::run::RunReport, String> {
+    use crate::profiles::facade::{start, FacadeSource};
+    let (url, mut started) = match source {
+        FacadeSource::Url(u) => (u, None),
+        FacadeSource::Command(spec) => {
+            let s = start(&spec, opts.timing.case).await?;
+            (s.url.clone(), Some(s))
+        }
+    };
+    let mut spec = PeerSpec::new(url.clone(), Vec::new());
+    spec.line_cap = line_cap;
+    let mut t = McpTarget::new(name, spec);
+    t.http = Some(url);
+    let r = crate::engine::run::run_mcp_with_scenarios(t, opts, &[]).await;
+    if let Some(s) = started.as_mut() {
+        s.peer.shutdown(opts.timing.grace).await;
+    }
+    r
+}
+
+/// The facade profile of a run: the bundled reference facade, a facade at a URL, or one
+/// parity starts from `[surfaces.http] command` (shut down afterwards).
+///
+/// Errors: the facade command could not start or printed no URL.
+async fn run_facade_profile(
+    target: &crate::engine::target::Target,
+    opts: &RunOptions,
+) -> Result<crate::engine::run::RunReport, String> {
+    use crate::profiles::facade::{run_facade, run_reference, start, FacadeSource};
+    if let Some(form) = target.reference_facade {
+        return run_reference(None, form, opts).await;
+    }
+    let (Some(http), Some(decl)) = (&target.http, &target.facade) else {
+        return Err("the target has no [surfaces.http] with [facade]".into());
+    };
+    match &http.source {
+        FacadeSource::Url(url) => Ok(run_facade(&target.name, url, decl, opts).await),
+        FacadeSource::Command(spec) => {
+            let mut started = start(spec, opts.timing.case).await?;
+            let r = run_facade(&target.name, &started.url, decl, opts).await;
+            started.peer.shutdown(opts.timing.grace).await;
+            Ok(r)
+        }
+    }
+}
+
+/// Appends one profile's report to the run's.
+fn merge(into: &mut crate::engine::run::RunReport, r: crate::engine::run::RunReport) {
+    into.eras.extend(r.eras);
+    into.startup_ms.extend(r.startup_ms);
+    into.notes.extend(r.notes);
+    into.cases.extend(r.cases);
+    into.seed = into.seed.or(r.seed);
+}
+
+/// The equivalence profile of a run.
+async fn run_equivalence(
+    args: &RunArgs,
+    target: &crate::engine::target::Target,
+    opts: &RunOptions,
+    scenarios: &[std::sync::Arc<crate::engine::scenario::Scenario>],
+    is_reference: bool,
+) -> Result<crate::engine::run::RunReport, String> {
+    let (surfaces, notes) =
+        crate::profiles::equivalence::surfaces_of(target, opts.timing, args.line_cap).await?;
+    let seed = args
+        .seed
+        .or(target.equivalence.seed)
+        .unwrap_or_else(random_seed);
+    let plan = crate::profiles::equivalence::Plan {
+        surfaces,
+        volatile: target.equivalence.volatile.clone(),
+        compare_messages: target.equivalence.compare_messages,
+        stateful: target.equivalence.stateful.clone(),
+        tools: target.equivalence.tools.clone(),
+        cases: args.cases.or(target.equivalence.cases).unwrap_or(100),
+        seed,
+        reference: is_reference || target.mcp.as_ref().is_some_and(|m| m.reference),
+    };
+    let selected = |id: &str| opts.selection.selects(id);
+    let (cases, more) = crate::profiles::equivalence::run(
+        plan,
+        scenarios,
+        opts.timing,
+        (opts.jobs, opts.control.clone()),
+        &selected,
+    )
+    .await;
+    Ok(crate::engine::run::RunReport {
+        target: target.name.clone(),
+        eras: Default::default(),
+        notes: notes.into_iter().chain(more).collect(),
+        cases,
+        duration_ms: 0,
+        started_at: None,
+        seed: Some(seed),
+        stale: Vec::new(),
+        partition: None,
+        could_not_run: Vec::new(),
+        startup_ms: Default::default(),
+    })
+}
+
+/// A seed from the clock and the process id, for runs that name none.
+fn random_seed() -> u64 {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    t ^ (u64::from(std::process::id()) << 32)
+}
+
+/// `parity baseline write --from REPORT… [--out FILE] [--scenarios DIR]…`: 0 written, 2 a bad
+/// report, a report of a run that could not happen, or an unwritable file. A sharded run's
+/// reports are combined (a note names missing shards); an existing `--out` keeps its reasons.
+fn cmd_baseline_write(
+    from: &[PathBuf],
+    out: Option<&std::path::Path>,
+    scenario_dirs: &[PathBuf],
+) -> i32 {
+    for f in from {
+        if let Some(e) = same_file(&[("--from", Some(f)), ("--out", out)]) {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    }
+    let reports = match load_reports(from, scenario_dirs) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let mut cases = serde_json::Map::new();
+    let mut shards: std::collections::BTreeMap<String, std::collections::BTreeSet<u64>> =
+        Default::default();
+    for (path, r) in from.iter().zip(&reports) {
+        if r.get("exit_code").and_then(Value::as_i64) == Some(EXIT_COULD_NOT_RUN.into()) {
+            eprintln!(
+                "error: {}: that run could not happen (exit_code 3), so it says nothing about failures",
+                path.display()
+            );
+            return EXIT_USAGE;
+        }
+        if let Some((kind_k, n)) = r
+            .get("partition")
+            .and_then(Value::as_str)
+            .and_then(|p| p.rsplit_once('/'))
+        {
+            if let Some((kind, k)) = kind_k.split_once(':') {
+                if let Ok(k) = k.parse() {
+                    shards.entry(format!("{kind}:*/{n}")).or_default().insert(k);
+                }
+            }
+        }
+        if let Some(c) = r.get("cases").and_then(Value::as_object) {
+            for (id, v) in c {
+                cases.entry(id.clone()).or_insert_with(|| v.clone());
+            }
+        }
+    }
+    for (pattern, ks) in &shards {
+        let n: u64 = pattern
+            .rsplit('/')
+            .next()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        if (ks.len() as u64) < n {
+            eprintln!(
+                "note: the reports hold {} of the {n} shards of {pattern}: the baseline lists only their failures (give every shard's report with --from)",
+                ks.len()
+            );
+        }
+    }
+    let mut combined = reports.first().cloned().unwrap_or(Value::Null);
+    combined["cases"] = Value::Object(cases);
+    let source = from
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    // Rewriting a baseline keeps the reasons someone wrote.
+    let mut keep = std::collections::HashMap::new();
+    if let Some(path) = out.filter(|p| p.exists()) {
+        let scenarios = crate::engine::scenario::load_all(scenario_dirs).unwrap_or_default();
+        // The checks the reports describe are known here too, so an entry for a user's
+        // scenario the old baseline listed is kept without `--scenarios`.
+        let described: std::collections::BTreeSet<String> = reports
+            .iter()
+            .flat_map(crate::reports::report_file::described_checks)
+            .collect();
+        let known = |check: &str| {
+            described.contains(check) || crate::engine::select::known_check(check, &scenarios)
+        };
+        match crate::reports::baseline::load(path, &known) {
+            Ok(b) => {
+                for e in b.entries {
+                    keep.insert(e.case, e.reason);
+                }
+            }
+            Err(e) => {
+                eprintln!("error: --out {} exists and is not a baseline this parity reads ({e}); move it away first", path.display());
+                return EXIT_USAGE;
+            }
+        }
+    }
+    let text = crate::reports::baseline::write_from_report_keeping(&combined, &source, &keep);
+    match out {
+        None => {
+            crate::out!("{text}");
+            0
+        }
+        Some(path) => {
+            let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+            if let Some(Err(e)) = dir.map(std::fs::create_dir_all) {
+                eprintln!(
+                    "error: failed to create the directory of {}: {e}",
+                    path.display()
+                );
+                return EXIT_USAGE;
+            }
+            match std::fs::write(path, text) {
+                Ok(()) => 0,
+                Err(e) => {
+                    eprintln!("error: failed to write {}: {e}", path.display());
+                    EXIT_USAGE
+                }
+            }
+        }
+    }
+}
+
+/// `parity report merge A.json B.json… --html FILE [--scenarios DIR]…`: 0 written, 2 a bad report or an
+/// unwritable file.
+fn cmd_report_merge(reports: &[PathBuf], html: &std::path::Path, scenario_dirs: &[PathBuf]) -> i32 {
+    for r in reports {
+        if let Some(e) = same_file(&[("a report", Some(r)), ("--html", Some(html))]) {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    }
+    let values = match load_reports(reports, scenario_dirs) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    match crate::reports::html::write(&values, html) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("error: failed to write {}: {e}", html.display());
+            EXIT_USAGE
+        }
+    }
+}
+
+/// Reads JSON reports strictly (`crate::reports::report_file`), their case ids checked against the
+/// shipped checks plus the scenarios of `scenario_dirs`, a case that describes its own check
+/// being accepted without them; one value per path, in order.
+///
+/// Errors: a scenario directory or a report that does not load, with file and line.
+/// `parity report summary`: the Markdown of [`crate::reports::summary::markdown`] on stdout; exit 2 when
+/// a report is unreadable or invalid.
+fn cmd_report_summary(reports: &[PathBuf], html_url: Option<&str>) -> i32 {
+    let values = match load_reports(reports, &[]) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    match out.write_all(crate::reports::summary::markdown(&values, html_url).as_bytes()) {
+        Ok(()) => 0,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
+        Err(e) => {
+            eprintln!("error: failed to write the summary: {e}");
+            EXIT_USAGE
+        }
+    }
+}
+
+fn load_reports(paths: &[PathBuf], scenario_dirs: &[PathBuf]) -> Result<Vec<Value>, String> {
+    let scenarios = crate::engine::scenario::load_all(scenario_dirs)?;
+    let known = |check: &str| crate::engine::select::known_check(check, &scenarios);
+    paths
+        .iter()
+        .map(|p| crate::reports::report_file::load(p, &known).map_err(|e| e.to_string()))
+        .collect()
+}
+
+/// The first two flags naming the same file (so one output would overwrite another, or an
+/// input), as an error message; `None` when all differ. Paths are compared as given and, when
+/// they exist, canonicalized.
+fn same_file(paths: &[(&str, Option<&std::path::Path>)]) -> Option<String> {
+    let key = |p: &std::path::Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let given: Vec<(&str, &std::path::Path)> = paths
+        .iter()
+        .filter_map(|(f, p)| p.map(|p| (*f, p)))
+        .collect();
+    for (i, (fa, a)) in given.iter().enumerate() {
+        for (fb, b) in given.iter().skip(i + 1) {
+            if a == b || key(a) == key(b) {
+                return Some(format!(
+                    "{fa} and {fb} name the same file ({}): one would overwrite the other",
+                    a.display()
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// Parses `{"name": "...", "arguments": {...}, "ms": N}` (`ms` defaults to 1000).
+fn parse_slow_call(s: &str) -> Result<SlowCall, String> {
+    let v: Value = serde_json::from_str(s).map_err(|e| format!("not JSON: {e}"))?;
+    let name = v
+        .get("name")
+        .and_then(Value::as_str)
+        .ok_or("field `name` (string) is required")?;
+    let args = v.get("arguments").cloned().unwrap_or(json!({}));
+    if !args.is_object() {
+        return Err("field `arguments` must be an object".into());
+    }
+    let ms = match v.get("ms") {
+        None => 1000,
+        Some(m) => m
+            .as_u64()
+            .ok_or("field `ms` must be a non-negative integer (milliseconds)")?,
+    };
+    Ok(SlowCall {
+        name: name.to_string(),
+        arguments: args,
+        ms,
+    })
+}
+
+fn cmd_list(as_json: bool, markdown: bool, scenario_dirs: &[PathBuf]) -> i32 {
+    let cat = checks_mcp::catalogue();
+    if markdown {
+        crate::out!("{}", crate::reports::catalogue_doc::markdown());
+        return 0;
+    }
+    // --- scenarios (crate::engine::scenario): listed after the checks ---
+    let scenarios = match crate::engine::scenario::load_all(scenario_dirs) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let acp_cat = crate::profiles::acp::catalogue();
+    let http_cat = crate::profiles::mcp_http::catalogue();
+    let facade_cat = crate::profiles::facade::catalogue();
+    let hygiene_cat = crate::profiles::hygiene::catalogue();
+    let dispatcher_cat = crate::profiles::dispatcher::catalogue();
+    let guard_cat = crate::profiles::guard::catalogue();
+    let with_binding: Vec<(&str, &crate::engine::check::Check)> = cat
+        .iter()
+        .map(|c| (checks_mcp::BINDING, c))
+        .chain(
+            cat.iter()
+                .filter(|c| !crate::profiles::mcp_http::stdio_only(c.id))
+                .chain(http_cat.iter())
+                .map(|c| (crate::engine::check::HTTP_BINDING, c)),
+        )
+        .chain(acp_cat.iter().map(|c| (crate::protocol::acp::BINDING, c)))
+        .chain(
+            facade_cat
+                .iter()
+                .map(|c| (crate::profiles::facade::BINDING, c)),
+        )
+        .chain(
+            hygiene_cat
+                .iter()
+                .map(|c| (crate::profiles::hygiene::BINDING, c)),
+        )
+        .chain(
+            dispatcher_cat
+                .iter()
+                .map(|c| (crate::profiles::dispatcher::binding_of(c.id), c)),
+        )
+        .chain(
+            guard_cat
+                .iter()
+                .map(|c| (crate::profiles::guard::BINDING, c)),
+        )
+        .collect();
+    if as_json {
+        let mut items: Vec<Value> = with_binding
+            .iter()
+            .map(|(binding, c)| {
+                json!({
+                        "id": c.id,
+                        "binding": binding,
+                        "kind": match c.kind { CheckKind::Active(_)
+                | CheckKind::Facade(_)
+                | CheckKind::Hygiene(_)
+                | CheckKind::Dispatcher(_)
+                | CheckKind::Guard => "active", CheckKind::Monitor(_) => "monitor" },
+                        "level": c.level.as_str(),
+                        "revisions": c.revs.describe(),
+                        "capability": c.capability,
+                        "spec": c.spec_url(c.home_revision()),
+                        "requirement": c.requirement,
+                        "quote": c.quote,
+                    })
+            })
+            .collect();
+        items.extend(
+            crate::profiles::equivalence::EQUIVALENCE_CHECKS
+                .iter()
+                .map(|id| {
+                    json!({
+                        "id": id,
+                        "binding": crate::profiles::equivalence::BINDING,
+                        "kind": "active",
+                        "level": "MUST",
+                        "revisions": "all surfaces",
+                        "capability": "tools",
+                        "spec": crate::profiles::equivalence::SPEC,
+                        "requirement": crate::profiles::equivalence::QUOTE,
+                        "quote": crate::profiles::equivalence::QUOTE,
+                    })
+                }),
+        );
+        items.extend(scenarios.iter().map(|s| {
+            json!({
+                "id": s.id,
+                "binding": checks_mcp::BINDING,
+                "kind": "scenario",
+                "level": s.level.as_str(),
+                "revisions": s.revisions(),
+                "capability": s.capability,
+                "spec": s.spec_url("2025-11-25"),
+                "requirement": s.description,
+                "quote": s.quote_or_description(),
+                "source": s.source,
+                "targets": if s.reference_only { json!(["reference"]) } else { json!([]) },
+            })
+        }));
+        crate::outln!(
+            "{}",
+            serde_json::to_string_pretty(&items).unwrap_or_default()
+        );
+        return 0;
+    }
+    // The text list names each check once (the JSON list has one item per binding).
+    let mut shown = std::collections::HashSet::new();
+    for (_, c) in &with_binding {
+        if !shown.insert(c.id) {
+            continue;
+        }
+        crate::outln!(
+            "{:<44} {:<10} {:<24} {}",
+            c.id,
+            c.level.as_str(),
+            c.revs.describe(),
+            c.spec_url(c.home_revision())
+        );
+    }
+    for id in crate::profiles::equivalence::EQUIVALENCE_CHECKS {
+        crate::outln!(
+            "{:<44} {:<10} {:<24} {}",
+            id,
+            "MUST",
+            "all surfaces",
+            crate::profiles::equivalence::SPEC
+        );
+    }
+    for s in &scenarios {
+        crate::outln!(
+            "{:<44} {:<10} {:<24} {}",
+            s.id,
+            s.level.as_str(),
+            s.revisions(),
+            s.spec_url("2025-11-25")
+        );
+    }
+    0
+}
+
+async fn serve_reference(args: ReferenceArgs) -> i32 {
+    let (root, _guard) = match reference_root(args.root) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: failed to prepare the reference workspace: {e}");
+            return EXIT_COULD_NOT_RUN;
+        }
+    };
+    let dispatcher = match reference_dispatcher(root, args.policy.as_deref()) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let mut config = parity_reference::mcp::McpServerConfig::new(dispatcher);
+    config.page_size = args.page_size;
+    if let Some(v) = args.server_version {
+        config.server_version = v;
+    }
+    match parity_reference::mcp::serve_stdio(config).await {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("parity reference mcp: {e}");
+            1
+        }
+    }
+}
+
+/// Serves the reference facade (or, with `fault`, the faulty facade built from it) until
+/// SIGTERM/SIGINT, or stdin EOF when stdin is a pipe. The first stdout line is the endpoint
+/// URL. Exit 0 after a clean stop, 2 for bad options (a non-loopback `--listen`, a bad
+/// `--downstream` or separator), 1 for a listener error.
+pub async fn serve_facade(
+    args: FacadeArgs,
+    fault: Option<parity_fakes::FacadeFault>,
+    http_fault: Option<parity_fakes::HttpFault>,
+) -> i32 {
+    use parity_reference::facade::{self, audit::AuditSink, http, registry::SessionTokens, source};
+    use std::sync::Arc;
+    let listener = match http::bind(&args.listen).await {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("error: --listen: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    if args.separator.is_empty()
+        || !args
+            .separator
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b))
+    {
+        eprintln!("error: --separator must be non-empty and use only A-Z a-z 0-9 _ . - (the MCP tool-name characters)");
+        return EXIT_USAGE;
+    }
+    let mut downstream = Vec::new();
+    for d in &args.downstream {
+        let Some((name, command)) = d.split_once('=') else {
+            eprintln!("error: --downstream `{d}`: expected NAME=COMMAND");
+            return EXIT_USAGE;
+        };
+        let words = match crate::transport::peer::split_words(command) {
+            Ok(w) if !w.is_empty() => w,
+            Ok(_) => {
+                eprintln!("error: --downstream `{name}`: the command is empty");
+                return EXIT_USAGE;
+            }
+            Err(e) => {
+                eprintln!("error: --downstream `{name}`: {e}");
+                return EXIT_USAGE;
+            }
+        };
+        downstream.push(facade::downstream::DownstreamSpec {
+            name: name.to_owned(),
+            program: words[0].clone(),
+            args: words[1..].to_vec(),
+        });
+    }
+    let (root, _guard) = match reference_root(args.root.clone()) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: failed to prepare the reference workspace: {e}");
+            return EXIT_COULD_NOT_RUN;
+        }
+    };
+    let audit: Arc<dyn facade::audit::AuditLog> = match &args.audit_log {
+        Some(p) => match AuditSink::file(p) {
+            Ok(s) => Arc::new(s),
+            Err(e) => {
+                eprintln!("error: --audit-log {}: {e}", p.display());
+                return EXIT_USAGE;
+            }
+        },
+        None => Arc::new(AuditSink::stderr()),
+    };
+    let mut sources: Vec<Arc<dyn source::CapabilitySource>> = Vec::new();
+    if !args.no_dispatcher {
+        let config = match reference_dispatcher(root, args.policy.as_deref()) {
+            Ok(d) => d,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return EXIT_USAGE;
+            }
+        };
+        let dispatcher = Arc::new(parity_reference::dispatcher::Dispatcher::new(config));
+        sources.push(Arc::new(source::DispatcherSource::new(
+            "parity", dispatcher,
+        )));
+    }
+    let labels = if args.session_source.is_empty() {
+        vec!["echo".to_owned()]
+    } else {
+        args.session_source.clone()
+    };
+    for label in labels {
+        sources.push(Arc::new(source::EchoSource::new(label, "echo_channel")));
+    }
+    let mut config = facade::FacadeConfig::new(Arc::new(SessionTokens::new()), sources, audit);
+    config.mode = if args.catalogue == "direct" {
+        facade::CatalogueMode::Direct
+    } else {
+        facade::CatalogueMode::Meta
+    };
+    config.separator = args.separator.clone();
+    config.downstream = downstream;
+    if let Some(f) = &fault {
+        (f.configure)(&mut config);
+    }
+    let started = Arc::new(facade::Facade::start(config).await);
+    let service: Arc<dyn http::McpService> = match &fault {
+        Some(f) => (f.wrap)(started),
+        None => started,
+    };
+    let addr = match listener.local_addr() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("error: the listener has no address: {e}");
+            return 1;
+        }
+    };
+    crate::outln!("http://{addr}{}", args.path);
+    let http_config = http::HttpConfig {
+        path: args.path.clone(),
+        admin: args.admin,
+        response: if args.response == "sse" {
+            http::ResponseMode::Sse
+        } else {
+            http::ResponseMode::Json
+        },
+        ..http::HttpConfig::default()
+    };
+    let served = match http_fault {
+        Some(f) => {
+            parity_fakes::serve_http_fault(f, listener, service, http_config, facade_stop()).await
+        }
+        None => http::serve(listener, service, http_config, facade_stop()).await,
+    };
+    match served {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("parity reference facade: {e}");
+            1
+        }
+    }
+}
+
+/// Completes on SIGTERM or SIGINT, or at EOF of stdin when stdin is a pipe (the harness
+/// closes it first in the stdio shutdown sequence).
+async fn facade_stop() {
+    use std::os::unix::fs::FileTypeExt;
+    let stdin_is_pipe = std::fs::metadata("/dev/stdin")
+        .map(|m| m.file_type().is_fifo())
+        .unwrap_or(false);
+    // stdin is read on a detached thread: a blocking read the runtime would wait for at
+    // shutdown must not keep a SIGTERM from stopping the facade.
+    let (eof_tx, eof_rx) = tokio::sync::oneshot::channel::<()>();
+    if stdin_is_pipe {
+        std::thread::spawn(move || {
+            use std::io::Read;
+            let mut buf = [0u8; 1024];
+            let mut stdin = std::io::stdin();
+            while let Ok(n) = stdin.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+            }
+            let _ = eof_tx.send(());
+        });
+    }
+    let eof = async move {
+        if eof_rx.await.is_err() {
+            std::future::pending::<()>().await
+        }
+    };
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        () = eof => {}
+        () = term => {}
+        _ = tokio::signal::ctrl_c() => {}
+    }
+}
+
+async fn serve_reference_acp(args: ReferenceAcpArgs) -> i32 {
+    let (root, _guard) = match reference_root(args.root) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: failed to prepare the reference workspace: {e}");
+            return EXIT_COULD_NOT_RUN;
+        }
+    };
+    let dispatcher = match reference_dispatcher(root, args.policy.as_deref()) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let mut config = parity_reference::acp::AcpAgentConfig::new(dispatcher);
+    config.tool_method = args.tool_method;
+    match parity_reference::acp::serve_stdio(config).await {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("parity reference acp: {e}");
+            1
+        }
+    }
+}
+
+/// The reference dispatcher's configuration over `root`: the defaults, with the policy file
+/// applied when one is given (docs/dispatcher.md).
+///
+/// Errors: the policy file cannot be read or is invalid (`file:line:col: key: message`).
+pub fn reference_dispatcher(
+    root: PathBuf,
+    policy: Option<&std::path::Path>,
+) -> Result<parity_reference::dispatcher::DispatcherConfig, String> {
+    let mut config = parity_reference::dispatcher::DispatcherConfig::new(root);
+    if let Some(path) = policy {
+        parity_reference::dispatcher::Policy::load(path)
+            .map_err(|e| e.to_string())?
+            .apply(&mut config);
+    }
+    Ok(config)
+}
+
+/// `parity fake-dispatcher FAULT mcp|acp [--policy FILE]`: the reference surface over a
+/// dispatcher configured by the policy file, behind the dispatcher fault.
+async fn serve_fake_dispatcher(
+    fault: &str,
+    surface: &str,
+    policy: Option<&std::path::Path>,
+) -> i32 {
+    let Some(info) = parity_fakes::find_dispatcher_fault(fault) else {
+        eprintln!("error: unknown faulty dispatcher `{fault}`; `parity fake --list` lists them");
+        return EXIT_USAGE;
+    };
+    let (root, guard) = match reference_root(None) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_COULD_NOT_RUN;
+        }
+    };
+    let dispatcher = match reference_dispatcher(root, policy) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let code = if surface == "acp" {
+        parity_fakes::serve_faulty_acp(
+            (info.make)(),
+            parity_reference::acp::AcpAgentConfig::new(dispatcher),
+            tokio::io::stdin(),
+            tokio::io::stdout(),
+        )
+        .await
+    } else {
+        parity_fakes::serve_faulty(
+            (info.make)(),
+            parity_reference::mcp::McpServerConfig::new(dispatcher),
+            tokio::io::stdin(),
+            tokio::io::stdout(),
+        )
+        .await
+    };
+    drop(guard);
+    std::process::exit(code);
+}
+
+/// The reference's workspace: the given root, or a fresh temporary directory seeded with two
+/// files (`README.md`, `notes/hello.txt`) and removed when the guard drops.
+pub fn reference_root(
+    root: Option<PathBuf>,
+) -> std::io::Result<(PathBuf, Option<tempfile::TempDir>)> {
+    if let Some(r) = root {
+        return Ok((r, None));
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("parity-reference-")
+        .tempdir()?;
+    std::fs::write(dir.path().join("README.md"), "parity reference workspace\n")?;
+    std::fs::create_dir_all(dir.path().join("notes"))?;
+    std::fs::write(dir.path().join("notes/hello.txt"), "hello\n")?;
+    Ok((dir.path().to_path_buf(), Some(dir)))
+}
+
+async fn cmd_fake(fault: Option<String>, list: bool) -> i32 {
+    if list || fault.is_none() {
+        for f in parity_fakes::catalogue() {
+            crate::outln!("{:<28} {}", f.name, f.description);
+        }
+        for f in parity_fakes::acp_catalogue() {
+            crate::outln!("{:<28} {}", f.name, f.description);
+        }
+        for f in parity_fakes::acp_benign_catalogue() {
+            crate::outln!("{:<28} (benign) {}", f.name, f.description);
+        }
+        for f in parity_fakes::http_catalogue() {
+            crate::outln!(
+                "{:<28} {} (serve with `parity fake-http {}`)",
+                f.name,
+                f.description,
+                f.name
+            );
+        }
+        for f in parity_fakes::http_benign_catalogue() {
+            crate::outln!(
+                "{:<28} (benign) {} (serve with `parity fake-http {}`)",
+                f.name,
+                f.description,
+                f.name
+            );
+        }
+        for f in parity_fakes::facade_catalogue() {
+            crate::outln!(
+                "{:<28} {} (serve with `parity fake-facade {}`)",
+                f.name,
+                f.description,
+                f.name
+            );
+        }
+        for f in parity_fakes::dispatcher_catalogue() {
+            crate::outln!(
+                "{:<28} {} (serve with `parity fake-dispatcher {} mcp|acp --policy FILE`)",
+                f.name,
+                f.description,
+                f.name
+            );
+        }
+        for f in parity_fakes::host_catalogue() {
+            crate::outln!(
+                "{:<28} {} (serve with `parity fake-host {}`)",
+                f.name,
+                f.description,
+                f.name
+            );
+        }
+        for f in parity_fakes::benign_catalogue() {
+            crate::outln!("{:<28} benign: {}", f.name, f.description);
+        }
+        crate::outln!(
+            "{:<28} starts a `setsid sleep 600` grandchild, then serves the reference",
+            "setsid-child"
+        );
+        for (name, what) in parity_fakes::load::LOAD_PEERS {
+            crate::outln!("{name:<28} (load) {what}");
+        }
+        if !list {
+            eprintln!("error: name a fault (the list above), e.g. `parity fake stdout-banner`");
+        }
+        return if list { 0 } else { EXIT_USAGE };
+    }
+    let name = fault.unwrap_or_default();
+    let (root, _guard) = match reference_root(None) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_COULD_NOT_RUN;
+        }
+    };
+    let acp_layer = parity_fakes::find_acp(&name)
+        .map(|f| (f.make, f.tool_method))
+        .or_else(|| parity_fakes::find_acp_benign(&name).map(|b| (b.make, None)));
+    if let Some((make, tool_method)) = acp_layer {
+        let mut config = parity_reference::acp::AcpAgentConfig::new(
+            parity_reference::dispatcher::DispatcherConfig::new(root),
+        );
+        if let Some(m) = tool_method {
+            config.tool_method = m.to_string();
+        }
+        let code =
+            parity_fakes::serve_faulty_acp(make(), config, tokio::io::stdin(), tokio::io::stdout())
+                .await;
+        drop(_guard);
+        std::process::exit(code);
+    }
+    let config = parity_reference::mcp::McpServerConfig::new(
+        parity_reference::dispatcher::DispatcherConfig::new(root),
+    );
+    if parity_fakes::load::LOAD_PEERS
+        .iter()
+        .any(|(n, _)| *n == name)
+    {
+        let code =
+            parity_fakes::load::serve_load(&name, config, tokio::io::stdin(), tokio::io::stdout())
+                .await
+                .unwrap_or(EXIT_USAGE);
+        drop(_guard);
+        std::process::exit(code);
+    }
+    if name == "setsid-child" {
+        if let Err(e) = parity_fakes::spawn_setsid_grandchild() {
+            eprintln!("error: {e}");
+        }
+        return match parity_reference::mcp::serve_stdio(config).await {
+            Ok(()) => 0,
+            Err(_) => 1,
+        };
+    }
+    let make = match (parity_fakes::find(&name), parity_fakes::find_benign(&name)) {
+        (Some(info), _) => info.make,
+        (None, Some(info)) => info.make,
+        (None, None) => {
+            eprintln!("error: unknown fault {name:?} (see `parity fake --list`)");
+            return EXIT_USAGE;
+        }
+    };
+    let code =
+        parity_fakes::serve_faulty(make(), config, tokio::io::stdin(), tokio::io::stdout()).await;
+    drop(_guard);
+    // Exit without waiting for the runtime: a faulty peer may have tasks that never end.
+    std::process::exit(code);
+}

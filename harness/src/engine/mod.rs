@@ -1,0 +1,14 @@
+//! Layer 3, the engine: the check model, cases and ids (`check`), tool-call outcomes
+//! (`outcome`), the target and scenario formats (`target`, `scenario`), selection (`select`), the
+//! runner and its report (`run`), and redaction of what is reported (`redact`).
+//!
+//! Invariant: the engine plans, runs and records cases without knowing what a profile checks;
+//! imports only the layers below it.
+
+pub mod check;
+pub mod outcome;
+pub mod redact;
+pub mod run;
+pub mod scenario;
+pub mod select;
+pub mod target;

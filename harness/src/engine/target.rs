@@ -1,0 +1,1726 @@
+//! The target file, format version 1 (`parity.toml`; `docs/target.md`).
+//!
+//! A target names the surfaces of one tool backend, the profiles to run, the outcome extraction
+//! rules per surface, and the deadlines:
+//!
+//! ```toml
+//! version = 1
+//! name = "realm"
+//! profiles = ["mcp", "acp", "equivalence"]   # default: every profile its surfaces allow
+//!
+//! [timeouts]                  # milliseconds; defaults 5000 / 30000 / 300 / 30000
+//! message_ms = 5000
+//! case_ms = 30000
+//! silence_ms = 300
+//! startup_ms = 30000          # spawn to a session's first answer
+//!
+//! [surfaces.mcp]
+//! command = "node dist/mcp.js"
+//! eras = "all"                # legacy | modern | all
+//! [surfaces.mcp.outcome]      # JSON pointers into the tools/call result
+//! structured = "/structuredContent"
+//! text = "/content/0/text"
+//! is_error = "/isError"
+//! [surfaces.mcp.errors]       # JSON-RPC code → class, for equivalence
+//! "-32602" = "invalid_call"
+//!
+//! [surfaces.acp]
+//! command = "node dist/acp.js"
+//! tool_method = "_realm/tool"
+//! result = ""                 # pointer to the outcome in the tool method's result
+//! cancel_prompt = "wait_for_cancel"
+//!
+//! [equivalence]
+//! volatile = ["/value/since_ms"]   # pointers into the outcome, normalized before comparing
+//! stateful = ["write_file"]       # tools that get a fresh peer per generated case
+//! cases = 100
+//! seed = 7
+//!
+//! [run]                       # defaults for `parity run` flags, which override them
+//! scenarios = ["scenarios"]   # paths relative to the target file's directory
+//! snapshots = "snapshots"
+//! baseline = ".parity/baseline.yaml"
+//! jobs = 4
+//! timeout_multiplier = 2.0
+//! ```
+//!
+//! Every table is closed: an unknown key, a wrong type, an invalid JSON pointer or an unknown
+//! profile is a [`TargetError`] naming the file, line, column and key.
+
+use crate::engine::outcome::{valid_pointer, AcpRules, ClassRule, McpRules};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+use toml::Spanned;
+
+/// The profiles a target may name.
+pub const PROFILES: [&str; 8] = [
+    "mcp",
+    "acp",
+    "equivalence",
+    "mcp-http",
+    "facade",
+    "hygiene",
+    "dispatcher",
+    "guard",
+];
+
+/// A target file error: `file:line:col: key: message`, or `file: message` when no line applies
+/// (the file could not be read).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", self.render())]
+pub struct TargetError {
+    /// The file as given.
+    pub file: String,
+    /// 1-based line (0 when the file could not be read).
+    pub line: usize,
+    /// 1-based column, in characters.
+    pub col: usize,
+    /// The key at fault (`surfaces.acp.tool_method`), or `-` when none applies.
+    pub key: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl TargetError {
+    fn render(&self) -> String {
+        let message =
+            crate::base::textfile::clip_quoted(&self.message, crate::base::textfile::MAX_MESSAGE);
+        if self.line == 0 {
+            format!("{}: {message}", self.file)
+        } else {
+            let key =
+                crate::base::textfile::clip_quoted(&self.key, crate::base::textfile::MAX_QUOTED);
+            format!("{}:{}:{}: {key}: {message}", self.file, self.line, self.col)
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Raw {
+    version: Spanned<i64>,
+    name: Option<String>,
+    profiles: Option<Vec<Spanned<String>>>,
+    #[serde(default)]
+    timeouts: RawTimeouts,
+    #[serde(default)]
+    surfaces: RawSurfaces,
+    #[serde(default)]
+    equivalence: RawEquivalence,
+    facade: Option<RawFacade>,
+    hygiene: Option<RawHygiene>,
+    dispatcher: Option<RawDispatcher>,
+    guard: Option<RawGuard>,
+    run: Option<RawRun>,
+    redact: Option<Vec<String>>,
+}
+
+/// `[run]`: defaults for `parity run` flags (docs/target.md).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRun {
+    scenarios: Option<Vec<Spanned<String>>>,
+    snapshots: Option<Spanned<String>>,
+    baseline: Option<Spanned<String>>,
+    jobs: Option<Spanned<i64>>,
+    timeout_multiplier: Option<Spanned<f64>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDispatcher {
+    labels: Option<Spanned<Vec<String>>>,
+    budget_ms: Option<Spanned<u64>>,
+    tolerance_ms: Option<u64>,
+    budget_reason: Option<String>,
+    required_code: Option<String>,
+    read_arguments: Option<Spanned<toml::Value>>,
+    write_arguments: Option<Spanned<toml::Value>>,
+    volatile: Option<Vec<String>>,
+    #[serde(default)]
+    tools: RawDispatcherTools,
+    configs: Spanned<RawDispatcherConfigs>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawDispatcherTools {
+    status: Option<String>,
+    retry: Option<String>,
+    read_file: Option<String>,
+    write_file: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDispatcherConfigs {
+    slow_start: Vec<String>,
+    required: Vec<String>,
+    flaky: Vec<String>,
+    stopping: Option<Vec<String>>,
+}
+
+/// `[guard]`: the static architecture guard (docs/guard.md).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawGuard {
+    rules: Option<Spanned<String>>,
+    root: Option<Spanned<String>>,
+    baseline: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHygiene {
+    command: Option<Spanned<String>>,
+    header: Option<Spanned<String>>,
+    delivery: Option<Spanned<String>>,
+    variable: Option<Spanned<String>>,
+    stdin_line: Option<Spanned<String>>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    #[serde(default)]
+    file_vars: Vec<String>,
+    legacy: Option<Vec<String>>,
+    stale_file_vars: Option<Vec<String>>,
+    rotation: Option<Spanned<String>>,
+    rotation_line: Option<Spanned<String>>,
+    rotation_signal: Option<Spanned<String>>,
+    cwd: Option<String>,
+    settle_ms: Option<Spanned<u64>>,
+    linger_ms: Option<u64>,
+    ptrace: Option<bool>,
+    poll_ms: Option<Spanned<u64>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFacade {
+    catalogue: Option<Spanned<String>>,
+    admin: Option<Spanned<String>>,
+    mint_command: Option<Spanned<String>>,
+    revoke_command: Option<Spanned<String>>,
+    bad_token: Option<Spanned<String>>,
+    remint: Option<Spanned<String>>,
+    session_tool: Spanned<String>,
+    session_arguments: Option<Spanned<toml::Value>>,
+    invalid_arguments: Spanned<toml::Value>,
+    canary_argument: Option<String>,
+    audit_log: Option<String>,
+    topology: Option<RawTopology>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTopology {
+    anonymous: Vec<String>,
+    session: Vec<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawTimeouts {
+    message_ms: Option<Spanned<u64>>,
+    case_ms: Option<Spanned<u64>>,
+    silence_ms: Option<Spanned<u64>>,
+    startup_ms: Option<Spanned<u64>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawSurfaces {
+    mcp: Option<RawMcp>,
+    acp: Option<RawAcp>,
+    http: Option<RawHttp>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMcp {
+    command: Spanned<String>,
+    eras: Option<Spanned<String>>,
+    #[serde(default)]
+    reference: bool,
+    #[serde(default)]
+    outcome: RawMcpOutcome,
+    #[serde(default)]
+    errors: BTreeMap<Spanned<String>, String>,
+    #[serde(default)]
+    classes: Vec<RawClass>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawClass {
+    kind: Spanned<String>,
+    code: Option<toml::Value>,
+    message_contains: Option<String>,
+    class: String,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawMcpOutcome {
+    structured: Option<Spanned<String>>,
+    text: Option<Spanned<String>>,
+    is_error: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAcp {
+    command: Spanned<String>,
+    tool_method: Option<Spanned<String>>,
+    result: Option<Spanned<String>>,
+    cancel_prompt: Option<String>,
+    #[serde(default)]
+    errors: BTreeMap<Spanned<String>, String>,
+    #[serde(default)]
+    classes: Vec<RawClass>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHttp {
+    url: Option<Spanned<String>>,
+    command: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawEquivalence {
+    #[serde(default)]
+    volatile: Vec<Spanned<String>>,
+    #[serde(default)]
+    stateful: Vec<String>,
+    #[serde(default)]
+    tools: Vec<String>,
+    cases: Option<u32>,
+    seed: Option<u64>,
+    #[serde(default)]
+    compare_messages: bool,
+}
+
+/// The MCP stdio surface of a target.
+#[derive(Debug, Clone)]
+pub struct McpSurface {
+    /// The command line (split like a shell, no expansion).
+    pub command: String,
+    /// `legacy`, `modern` or `all`.
+    pub eras: crate::engine::run::EraSel,
+    /// The command serves the bundled reference's tools and seeded workspace.
+    pub reference: bool,
+    /// Outcome extraction.
+    pub rules: McpRules,
+}
+
+/// The ACP surface of a target.
+#[derive(Debug, Clone)]
+pub struct AcpSurface {
+    /// The command line.
+    pub command: String,
+    /// The tool extension method the target declares (`tool_method`, or `--tool-method`);
+    /// `None` when it declares none. Equivalence then calls [`crate::protocol::acp::DEFAULT_TOOL_METHOD`]
+    /// ([`AcpSurface::tool_method_or_default`]), and the ACP tool-method checks use the method
+    /// the agent advertises, or skip.
+    pub tool_method: Option<String>,
+    /// A prompt the agent keeps its turn open for until `session/cancel`.
+    pub cancel_prompt: Option<String>,
+    /// Outcome extraction.
+    pub rules: AcpRules,
+}
+
+impl AcpSurface {
+    /// The tool method to call for equivalence: the declared one, else
+    /// [`crate::protocol::acp::DEFAULT_TOOL_METHOD`].
+    pub fn tool_method_or_default(&self) -> String {
+        self.tool_method
+            .clone()
+            .unwrap_or_else(|| crate::protocol::acp::DEFAULT_TOOL_METHOD.to_string())
+    }
+}
+
+/// The MCP Streamable HTTP surface of a target: a URL, or a command parity starts that
+/// prints its URL as the first stdout line.
+#[derive(Debug, Clone)]
+pub struct HttpSurface {
+    /// Where the endpoint comes from.
+    pub source: crate::profiles::facade::FacadeSource,
+}
+
+/// Equivalence settings.
+#[derive(Debug, Clone, Default)]
+pub struct Equivalence {
+    /// JSON pointers into the outcome whose values are normalized before comparing.
+    pub volatile: Vec<String>,
+    /// Tools that change state: each generated case gets fresh peers.
+    pub stateful: Vec<String>,
+    /// Tools to generate calls for (empty: every tool `tools/list` shows).
+    pub tools: Vec<String>,
+    /// Generated cases per tool (`--cases` overrides); default 100.
+    pub cases: Option<u32>,
+    /// Generator seed (`--seed` overrides); default random, printed in the report.
+    pub seed: Option<u64>,
+    /// Compare the messages of refusals and errors too (default: kinds and codes only).
+    pub compare_messages: bool,
+}
+
+/// A loaded target.
+#[derive(Debug, Clone, Default)]
+pub struct Target {
+    /// Display name.
+    pub name: String,
+    /// Profiles to run (empty: every profile the surfaces allow).
+    pub profiles: Vec<String>,
+    /// Per-message deadline override, milliseconds.
+    pub message_ms: Option<u64>,
+    /// Per-case deadline override, milliseconds.
+    pub case_ms: Option<u64>,
+    /// Silence window override, milliseconds.
+    pub silence_ms: Option<u64>,
+    /// Start-up deadline override (spawn to a session's first answer), milliseconds.
+    pub startup_ms: Option<u64>,
+    /// The MCP stdio surface.
+    pub mcp: Option<McpSurface>,
+    /// The ACP surface.
+    pub acp: Option<AcpSurface>,
+    /// Equivalence settings.
+    pub equivalence: Equivalence,
+    /// The MCP Streamable HTTP surface.
+    pub http: Option<HttpSurface>,
+    /// Facade declarations (`[facade]`); with `http`, the facade profile runs.
+    pub facade: Option<crate::profiles::facade::FacadeDecl>,
+    /// The bundled reference facade in this catalogue form is started for the facade
+    /// profile (set only by [`reference`]).
+    pub reference_facade: Option<crate::profiles::facade::CatalogueForm>,
+    /// A host for the credential-hygiene probe (`[hygiene]`, docs/hygiene.md).
+    pub hygiene: Option<crate::profiles::hygiene::HygieneDecl>,
+    /// Lifecycle and policy declarations (`[dispatcher]`, docs/dispatcher.md); with an MCP
+    /// or ACP surface, the dispatcher profile runs.
+    pub dispatcher: Option<crate::profiles::dispatcher::DispatcherDecl>,
+    /// A source tree and its architecture rules (`[guard]`, docs/guard.md), paths resolved
+    /// against the target file's directory.
+    pub guard: Option<crate::profiles::guard::GuardDecl>,
+    /// Defaults for `parity run` flags (`[run]`); the command line overrides each.
+    pub run: RunDefaults,
+    /// Top-level `redact = [...]`: values (or regular expressions) redacted from every report,
+    /// after those of `--redact` (docs/redaction.md).
+    pub redact: Vec<String>,
+}
+
+/// `[run]`: what `parity run` uses when the matching flag is not given. Paths are resolved
+/// against the target file's directory.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunDefaults {
+    /// Scenario directories (`--scenarios`, which replaces the whole list when given).
+    pub scenarios: Vec<std::path::PathBuf>,
+    /// The snapshot directory (`--snapshots`).
+    pub snapshots: Option<std::path::PathBuf>,
+    /// The baseline of expected failures (`--baseline`).
+    pub baseline: Option<std::path::PathBuf>,
+    /// Cases run at once (`--jobs`), at least 1.
+    pub jobs: Option<u64>,
+    /// The deadline factor (`--timeout-multiplier`), a positive finite number.
+    pub timeout_multiplier: Option<f64>,
+}
+
+/// The 1-based line and column (in characters) of byte `offset` in `text`
+/// ([`crate::base::textfile::line_col`]: lines end at LF, CRLF or a lone CR).
+pub(crate) fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    crate::base::textfile::line_col(text, offset)
+}
+
+/// The dotted key a TOML error at `line` (1-based) is about: the table of a header line, the
+/// key of a `key = value` line, else the key whose value spans that line (the nearest line above
+/// with one, in the same table), else the table in force, else `(top level)`. Lines end as
+/// [`crate::base::textfile::lines`] says, so a CR-only file has lines too.
+pub(crate) fn key_at(text: &str, line: usize) -> String {
+    let all = crate::base::textfile::lines(text);
+    let n = line.saturating_sub(1).min(all.len());
+    let upto = all.get(..(n + 1).min(all.len())).unwrap_or_default();
+    let clip = |k: &str| crate::base::textfile::clip_quoted(k, 120);
+    if let Some(name) = upto.get(n).and_then(|l| header_name(l)) {
+        return clip(&name);
+    }
+    for l in upto.iter().rev() {
+        if header_name(l).is_some() {
+            break;
+        }
+        if let Some(k) = l.split_once('=').and_then(|(k, _)| toml_key(k)) {
+            return clip(&match table_at(upto) {
+                Some(t) => format!("{t}.{k}"),
+                None => k,
+            });
+        }
+    }
+    table_at(upto).map_or_else(|| "(top level)".to_string(), |t| clip(&t))
+}
+
+/// `k` (the text before `=`) as a dotted key when it is one: bare keys (`A-Za-z0-9_-`) and
+/// whole quoted keys joined by `.`; quotes are dropped.
+fn toml_key(k: &str) -> Option<String> {
+    let parts: Vec<String> = k
+        .split('.')
+        .map(str::trim)
+        .map(|p| {
+            let quoted = p.len() >= 2
+                && ((p.starts_with('"') && p.ends_with('"'))
+                    || (p.starts_with('\'') && p.ends_with('\'')));
+            if quoted {
+                Some(p[1..p.len() - 1].to_string())
+            } else if !p.is_empty()
+                && p.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+            {
+                Some(p.to_string())
+            } else {
+                None
+            }
+        })
+        .collect::<Option<_>>()?;
+    Some(parts.join("."))
+}
+
+/// The last table header among `lines`.
+fn table_at(lines: &[&str]) -> Option<String> {
+    lines.iter().rev().find_map(|l| header_name(l))
+}
+
+/// A table header's name (`[a.b]`, `[[a.b]]`), without brackets or a trailing comment.
+fn header_name(line: &str) -> Option<String> {
+    let l = line.trim();
+    if !l.starts_with('[') {
+        return None;
+    }
+    let inner = l.trim_start_matches('[');
+    let end = inner.find(']')?;
+    Some(inner[..end].trim().to_string())
+}
+
+/// What a TOML loader says of a carriage return not followed by a line feed (TOML forbids one
+/// outside a string; most often the file has CR-only line endings).
+pub(crate) const LONE_CR: &str = "a carriage return not followed by a line feed: TOML lines end with LF or CRLF (are the line endings CR only? save the file with LF line endings)";
+
+/// Parses a target file's text. `file` names it in errors.
+///
+/// Errors: TOML syntax, an unknown key, a wrong type, `version` other than 1, an unknown
+/// profile or `eras` value, an invalid JSON pointer, an error-map key that is not an integer,
+/// `[surfaces.http]` (MCP over Streamable HTTP comes with the session-gating facade), or no
+/// surface at all.
+pub fn parse(file: &str, text: &str) -> Result<Target, TargetError> {
+    let err_at = |offset: usize, key: &str, message: String| {
+        let (line, col) = line_col(text, offset);
+        TargetError {
+            file: file.to_string(),
+            line,
+            col,
+            key: key.to_string(),
+            message,
+        }
+    };
+    if let Some(offset) = crate::base::textfile::lone_cr(text) {
+        let (line, _) = line_col(text, offset);
+        return Err(err_at(offset, &key_at(text, line), LONE_CR.to_string()));
+    }
+    let raw: Raw = toml::from_str(text).map_err(|e| {
+        let offset = e.span().map(|s| s.start).unwrap_or(0);
+        let (line, _) = line_col(text, offset);
+        err_at(offset, &key_at(text, line), e.message().to_string())
+    })?;
+    if *raw.version.get_ref() != 1 {
+        return Err(err_at(
+            raw.version.span().start,
+            "version",
+            format!(
+                "unsupported version {}; this parity reads version 1",
+                raw.version.get_ref()
+            ),
+        ));
+    }
+    let pointer = |s: &Spanned<String>, key: &str| -> Result<String, TargetError> {
+        if valid_pointer(s.get_ref()) {
+            Ok(s.get_ref().clone())
+        } else {
+            Err(err_at(
+                s.span().start,
+                key,
+                format!(
+                    "{:?} is not a JSON pointer (RFC 6901: empty, or starting with `/`; `~` only as `~0` or `~1`)",
+                    s.get_ref()
+                ),
+            ))
+        }
+    };
+    let codes = |m: &BTreeMap<Spanned<String>, String>,
+                 key: &str|
+     -> Result<BTreeMap<i64, String>, TargetError> {
+        let mut out = BTreeMap::new();
+        for (k, v) in m {
+            let code: i64 = k.get_ref().trim().parse().map_err(|_| {
+                err_at(
+                    k.span().start,
+                    key,
+                    format!(
+                        "{:?} is not a JSON-RPC error code (an integer)",
+                        k.get_ref()
+                    ),
+                )
+            })?;
+            out.insert(code, v.clone());
+        }
+        Ok(out)
+    };
+    let positive = |v: &Option<Spanned<u64>>, key: &str| -> Result<Option<u64>, TargetError> {
+        match v {
+            Some(ms) if *ms.get_ref() == 0 => Err(err_at(
+                ms.span().start,
+                key,
+                "a deadline must be at least 1 millisecond".into(),
+            )),
+            Some(ms) => Ok(Some(*ms.get_ref())),
+            None => Ok(None),
+        }
+    };
+    let command = |c: &Spanned<String>, key: &str| -> Result<String, TargetError> {
+        crate::transport::peer::split_words(c.get_ref())
+            .and_then(|w| {
+                if w.is_empty() {
+                    Err("empty command".to_string())
+                } else {
+                    Ok(w)
+                }
+            })
+            .map_err(|e| err_at(c.span().start, key, e))?;
+        Ok(c.get_ref().clone())
+    };
+    let classes = |rules: &[RawClass], key: &str| -> Result<Vec<ClassRule>, TargetError> {
+        rules
+            .iter()
+            .map(|r| {
+                let kind = r.kind.get_ref();
+                if !["refused", "tool_error", "protocol_error"].contains(&kind.as_str()) {
+                    return Err(err_at(
+                        r.kind.span().start,
+                        key,
+                        format!("kind {kind:?} is not refused, tool_error or protocol_error"),
+                    ));
+                }
+                Ok(ClassRule {
+                    kind: kind.clone(),
+                    code: r.code.as_ref().map(|c| match c {
+                        toml::Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    }),
+                    message_contains: r.message_contains.clone(),
+                    class: r.class.clone(),
+                })
+            })
+            .collect()
+    };
+    let mut target = Target {
+        name: raw.name.clone().unwrap_or_else(|| file.to_string()),
+        message_ms: positive(&raw.timeouts.message_ms, "timeouts.message_ms")?,
+        case_ms: positive(&raw.timeouts.case_ms, "timeouts.case_ms")?,
+        silence_ms: positive(&raw.timeouts.silence_ms, "timeouts.silence_ms")?,
+        startup_ms: positive(&raw.timeouts.startup_ms, "timeouts.startup_ms")?,
+        redact: raw.redact.clone().unwrap_or_default(),
+        ..Target::default()
+    };
+    for p in raw.profiles.iter().flatten() {
+        if !PROFILES.contains(&p.get_ref().as_str()) {
+            return Err(err_at(
+                p.span().start,
+                "profiles",
+                format!(
+                    "unknown profile {:?} (known: {})",
+                    p.get_ref(),
+                    PROFILES.join(", ")
+                ),
+            ));
+        }
+        target.profiles.push(p.get_ref().clone());
+    }
+    if let Some(h) = &raw.surfaces.http {
+        let source = match (&h.url, &h.command) {
+            (Some(u), None) => {
+                let url = u.get_ref().trim();
+                if !url.starts_with("http://") {
+                    return Err(err_at(
+                        u.span().start,
+                        "surfaces.http.url",
+                        format!("{url:?} is not an http:// URL (parity talks to loopback endpoints without TLS)"),
+                    ));
+                }
+                crate::profiles::facade::FacadeSource::Url(url.to_owned())
+            }
+            (None, Some(c)) => {
+                let cmd = command(c, "surfaces.http.command")?;
+                crate::profiles::facade::FacadeSource::Command(
+                    crate::transport::peer::PeerSpec::from_command_line(&cmd)
+                        .map_err(|e| err_at(c.span().start, "surfaces.http.command", e))?,
+                )
+            }
+            (Some(u), Some(_)) => {
+                return Err(err_at(
+                    u.span().start,
+                    "surfaces.http",
+                    "give either `url` or `command`, not both".into(),
+                ))
+            }
+            (None, None) => {
+                return Err(err_at(
+                    text.find("[surfaces.http]").unwrap_or(0),
+                    "surfaces.http",
+                    "give `url` (a running endpoint) or `command` (parity starts it; it prints its URL first)".into(),
+                ))
+            }
+        };
+        target.http = Some(HttpSurface { source });
+    }
+    if let Some(f) = &raw.facade {
+        target.facade = Some(facade_decl(f, &err_at)?);
+        if target.http.is_none() {
+            return Err(err_at(
+                text.find("[facade]").unwrap_or(0),
+                "facade",
+                "[facade] needs [surfaces.http] (the facade's url or command)".into(),
+            ));
+        }
+    }
+    if let Some(m) = &raw.surfaces.mcp {
+        let eras = match m
+            .eras
+            .as_ref()
+            .map(|e| (e.get_ref().as_str(), e.span().start))
+        {
+            None | Some(("all", _)) => crate::engine::run::EraSel::All,
+            Some(("legacy", _)) => crate::engine::run::EraSel::Legacy,
+            Some(("modern", _)) => crate::engine::run::EraSel::Modern,
+            Some((other, at)) => {
+                return Err(err_at(
+                    at,
+                    "surfaces.mcp.eras",
+                    format!("unknown era selection {other:?} (legacy, modern or all)"),
+                ))
+            }
+        };
+        let d = McpRules::default();
+        let o = &m.outcome;
+        target.mcp = Some(McpSurface {
+            command: command(&m.command, "surfaces.mcp.command")?,
+            eras,
+            reference: m.reference,
+            rules: McpRules {
+                structured: match &o.structured {
+                    Some(s) => pointer(s, "surfaces.mcp.outcome.structured")?,
+                    None => d.structured,
+                },
+                text: match &o.text {
+                    Some(s) => pointer(s, "surfaces.mcp.outcome.text")?,
+                    None => d.text,
+                },
+                is_error: match &o.is_error {
+                    Some(s) => pointer(s, "surfaces.mcp.outcome.is_error")?,
+                    None => d.is_error,
+                },
+                errors: codes(&m.errors, "surfaces.mcp.errors")?,
+                classes: classes(&m.classes, "surfaces.mcp.classes")?,
+            },
+        });
+    }
+    if let Some(a) = &raw.surfaces.acp {
+        let tool_method = match &a.tool_method {
+            Some(m) if m.get_ref().trim().is_empty() => {
+                return Err(err_at(
+                    m.span().start,
+                    "surfaces.acp.tool_method",
+                    "the tool method must not be empty (omit the key to declare none)".into(),
+                ))
+            }
+            Some(m) => Some(m.get_ref().clone()),
+            None => None,
+        };
+        target.acp = Some(AcpSurface {
+            command: command(&a.command, "surfaces.acp.command")?,
+            tool_method,
+            cancel_prompt: a.cancel_prompt.clone(),
+            rules: AcpRules {
+                result: match &a.result {
+                    Some(s) => pointer(s, "surfaces.acp.result")?,
+                    None => String::new(),
+                },
+                errors: codes(&a.errors, "surfaces.acp.errors")?,
+                classes: classes(&a.classes, "surfaces.acp.classes")?,
+            },
+        });
+    }
+    if let Some(h) = &raw.hygiene {
+        let at = text.find("[hygiene]").unwrap_or(0);
+        target.hygiene = Some(hygiene_decl(h, at, &err_at)?);
+    }
+    if let Some(d) = &raw.dispatcher {
+        target.dispatcher = Some(dispatcher_decl(d, &err_at)?);
+    }
+    // Relative paths are relative to the target file's directory.
+    let base = Path::new(file)
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    if let Some(r) = &raw.run {
+        target.run = run_defaults(r, &base, &err_at)?;
+    }
+    if let Some(g) = &raw.guard {
+        let resolve = |v: &Option<Spanned<String>>, key: &str, default: &str| {
+            let s = v.as_ref().map_or(default, |s| s.get_ref().as_str());
+            if s.is_empty() {
+                let at = v.as_ref().map_or(0, |s| s.span().start);
+                return Err(err_at(at, key, "must not be empty".into()));
+            }
+            Ok(base.join(s))
+        };
+        target.guard = Some(crate::profiles::guard::GuardDecl {
+            rules: resolve(&g.rules, "guard.rules", "guard.toml")?,
+            root: resolve(&g.root, "guard.root", ".")?,
+            baseline: match &g.baseline {
+                Some(_) => Some(resolve(&g.baseline, "guard.baseline", "")?),
+                None => None,
+            },
+        });
+    }
+    if target.mcp.is_none()
+        && target.acp.is_none()
+        && target.http.is_none()
+        && target.hygiene.is_none()
+        && target.guard.is_none()
+    {
+        return Err(err_at(
+            0,
+            "surfaces",
+            "the target names no surface: add [surfaces.mcp], [surfaces.acp], [surfaces.http], [hygiene] and/or [guard]".into(),
+        ));
+    }
+    let e = &raw.equivalence;
+    let mut volatile = Vec::new();
+    for v in &e.volatile {
+        volatile.push(pointer(v, "equivalence.volatile")?);
+    }
+    target.equivalence = Equivalence {
+        volatile,
+        stateful: e.stateful.clone(),
+        tools: e.tools.clone(),
+        cases: e.cases,
+        seed: e.seed,
+        compare_messages: e.compare_messages,
+    };
+    Ok(target)
+}
+
+/// Checks and resolves `[run]`: non-empty paths (joined to `base`, the target file's
+/// directory), `jobs` at least 1, `timeout_multiplier` positive and finite.
+fn run_defaults(
+    r: &RawRun,
+    base: &Path,
+    err_at: &dyn Fn(usize, &str, String) -> TargetError,
+) -> Result<RunDefaults, TargetError> {
+    let path = |s: &Spanned<String>, key: &str| {
+        if s.get_ref().trim().is_empty() {
+            Err(err_at(s.span().start, key, "must not be empty".into()))
+        } else {
+            Ok(base.join(s.get_ref()))
+        }
+    };
+    let mut out = RunDefaults::default();
+    for s in r.scenarios.iter().flatten() {
+        out.scenarios.push(path(s, "run.scenarios")?);
+    }
+    if let Some(s) = &r.snapshots {
+        out.snapshots = Some(path(s, "run.snapshots")?);
+    }
+    if let Some(s) = &r.baseline {
+        out.baseline = Some(path(s, "run.baseline")?);
+    }
+    if let Some(j) = &r.jobs {
+        match u64::try_from(*j.get_ref()) {
+            Ok(n) if n >= 1 => out.jobs = Some(n),
+            _ => {
+                return Err(err_at(
+                    j.span().start,
+                    "run.jobs",
+                    format!("{} is not a number of cases (at least 1)", j.get_ref()),
+                ))
+            }
+        }
+    }
+    if let Some(m) = &r.timeout_multiplier {
+        let x = *m.get_ref();
+        if !(x > 0.0 && x.is_finite()) {
+            return Err(err_at(
+                m.span().start,
+                "run.timeout_multiplier",
+                format!("{x} is not a positive number"),
+            ));
+        }
+        out.timeout_multiplier = Some(x);
+    }
+    Ok(out)
+}
+
+/// A TOML table value as JSON (for the facade's argument objects).
+fn toml_to_json(v: &toml::Value) -> serde_json::Value {
+    match v {
+        toml::Value::String(s) => serde_json::Value::from(s.clone()),
+        toml::Value::Integer(i) => serde_json::Value::from(*i),
+        toml::Value::Float(f) => serde_json::Value::from(*f),
+        toml::Value::Boolean(b) => serde_json::Value::from(*b),
+        toml::Value::Datetime(d) => serde_json::Value::from(d.to_string()),
+        toml::Value::Array(a) => a.iter().map(toml_to_json).collect(),
+        toml::Value::Table(t) => serde_json::Value::Object(
+            t.iter()
+                .map(|(k, v)| (k.clone(), toml_to_json(v)))
+                .collect(),
+        ),
+    }
+}
+
+fn facade_decl(
+    f: &RawFacade,
+    err_at: &dyn Fn(usize, &str, String) -> TargetError,
+) -> Result<crate::profiles::facade::FacadeDecl, TargetError> {
+    use crate::profiles::facade::{BadToken, CatalogueForm, FacadeDecl, Hooks, Remint, Topology};
+    let pick = |v: &Option<Spanned<String>>,
+                key: &str,
+                allowed: &[&str]|
+     -> Result<Option<String>, TargetError> {
+        match v {
+            None => Ok(None),
+            Some(s) if allowed.contains(&s.get_ref().as_str()) => Ok(Some(s.get_ref().clone())),
+            Some(s) => Err(err_at(
+                s.span().start,
+                key,
+                format!(
+                    "unknown value {:?} (one of: {})",
+                    s.get_ref(),
+                    allowed.join(", ")
+                ),
+            )),
+        }
+    };
+    let catalogue = match pick(&f.catalogue, "facade.catalogue", &["meta", "direct"])?.as_deref() {
+        Some("direct") => CatalogueForm::Direct,
+        _ => CatalogueForm::Meta,
+    };
+    let bad_token = match pick(&f.bad_token, "facade.bad_token", &["anonymous", "401"])?.as_deref()
+    {
+        Some("401") => BadToken::Unauthorized,
+        _ => BadToken::Anonymous,
+    };
+    let remint = match pick(&f.remint, "facade.remint", &["coexist", "replace"])?.as_deref() {
+        Some("replace") => Remint::Replace,
+        _ => Remint::Coexist,
+    };
+    let hooks = match (&f.admin, &f.mint_command, &f.revoke_command) {
+        (Some(a), None, None) => {
+            let v = a.get_ref().trim();
+            if v != "same-origin" && !v.starts_with("http://") {
+                return Err(err_at(
+                    a.span().start,
+                    "facade.admin",
+                    format!("{v:?} is neither an http:// URL nor \"same-origin\""),
+                ));
+            }
+            Hooks::Admin(if v == "same-origin" { String::new() } else { v.to_owned() })
+        }
+        (None, Some(m), Some(r)) => Hooks::Commands {
+            mint: m.get_ref().clone(),
+            revoke: r.get_ref().clone(),
+        },
+        (Some(a), _, _) => {
+            return Err(err_at(
+                a.span().start,
+                "facade.admin",
+                "give either `admin` or `mint_command` and `revoke_command`, not both".into(),
+            ))
+        }
+        (None, Some(m), None) => {
+            return Err(err_at(m.span().start, "facade.revoke_command", "`mint_command` needs `revoke_command` too".into()))
+        }
+        (None, None, Some(r)) => {
+            return Err(err_at(r.span().start, "facade.mint_command", "`revoke_command` needs `mint_command` too".into()))
+        }
+        (None, None, None) => {
+            return Err(err_at(
+                f.session_tool.span().start,
+                "facade",
+                "give the token hooks: `admin` (parity's admin hook, or \"same-origin\") or `mint_command` and `revoke_command`".into(),
+            ))
+        }
+    };
+    let object = |v: &Spanned<toml::Value>, key: &str| -> Result<serde_json::Value, TargetError> {
+        match v.get_ref() {
+            t @ toml::Value::Table(_) => Ok(toml_to_json(t)),
+            _ => Err(err_at(
+                v.span().start,
+                key,
+                "must be a table (the tool's arguments)".into(),
+            )),
+        }
+    };
+    Ok(FacadeDecl {
+        catalogue,
+        hooks,
+        bad_token,
+        remint,
+        session_tool: f.session_tool.get_ref().clone(),
+        session_arguments: match &f.session_arguments {
+            Some(v) => object(v, "facade.session_arguments")?,
+            None => serde_json::json!({}),
+        },
+        invalid_arguments: object(&f.invalid_arguments, "facade.invalid_arguments")?,
+        canary_argument: f.canary_argument.clone(),
+        audit_log: f.audit_log.as_ref().map(std::path::PathBuf::from),
+        topology: f.topology.as_ref().map(|t| Topology {
+            anonymous: t.anonymous.clone(),
+            session: t.session.clone(),
+        }),
+    })
+}
+
+/// The `[dispatcher]` table as declarations (defaults: `crate::profiles::dispatcher::DispatcherDecl`).
+fn dispatcher_decl(
+    d: &RawDispatcher,
+    err_at: &dyn Fn(usize, &str, String) -> TargetError,
+) -> Result<crate::profiles::dispatcher::DispatcherDecl, TargetError> {
+    let mut decl = crate::profiles::dispatcher::DispatcherDecl::default();
+    if let Some(l) = &d.labels {
+        match l.get_ref().as_slice() {
+            [a, b] if a != b => decl.labels = [a.clone(), b.clone()],
+            _ => {
+                return Err(err_at(
+                    l.span().start,
+                    "dispatcher.labels",
+                    "must be exactly two different labels: the active one, then the one for every other state".into(),
+                ))
+            }
+        }
+    }
+    if let Some(b) = &d.budget_ms {
+        if *b.get_ref() == 0 {
+            return Err(err_at(
+                b.span().start,
+                "dispatcher.budget_ms",
+                "must be at least 1".into(),
+            ));
+        }
+        decl.budget_ms = *b.get_ref();
+    }
+    if let Some(t) = d.tolerance_ms {
+        decl.tolerance_ms = t;
+    }
+    if let Some(r) = &d.budget_reason {
+        decl.budget_reason = r.clone();
+    }
+    if let Some(c) = &d.required_code {
+        decl.required_code = c.clone();
+    }
+    for (raw, key, slot) in [
+        (
+            &d.read_arguments,
+            "dispatcher.read_arguments",
+            &mut decl.read_arguments,
+        ),
+        (
+            &d.write_arguments,
+            "dispatcher.write_arguments",
+            &mut decl.write_arguments,
+        ),
+    ] {
+        if let Some(v) = raw {
+            if !v.get_ref().is_table() {
+                return Err(err_at(v.span().start, key, "must be a table".into()));
+            }
+            *slot = toml_to_json(v.get_ref());
+        }
+    }
+    if let Some(v) = &d.volatile {
+        let mut out = Vec::new();
+        for p in v {
+            if !(p.is_empty() || p.starts_with('/')) {
+                return Err(err_at(
+                    0,
+                    "dispatcher.volatile",
+                    format!("{p:?} is not a JSON pointer (it must start with /)"),
+                ));
+            }
+            out.push(p.clone());
+        }
+        decl.volatile = out;
+    }
+    let t = &d.tools;
+    for (from, to) in [
+        (&t.status, &mut decl.tools.status),
+        (&t.retry, &mut decl.tools.retry),
+        (&t.read_file, &mut decl.tools.read_file),
+        (&t.write_file, &mut decl.tools.write_file),
+    ] {
+        if let Some(name) = from {
+            *to = name.clone();
+        }
+    }
+    let c = d.configs.get_ref();
+    decl.configs = crate::profiles::dispatcher::Configs {
+        slow_start: c.slow_start.clone(),
+        required: c.required.clone(),
+        flaky: c.flaky.clone(),
+        stopping: c.stopping.clone(),
+    };
+    Ok(decl)
+}
+
+/// The `[hygiene]` table as declarations (defaults: the reference launcher's conventions,
+/// `crate::profiles::hygiene::HygieneDecl::default`). `at` is the table's offset, for errors about keys
+/// that are missing.
+fn hygiene_decl(
+    h: &RawHygiene,
+    at: usize,
+    err_at: &dyn Fn(usize, &str, String) -> TargetError,
+) -> Result<crate::profiles::hygiene::HygieneDecl, TargetError> {
+    use crate::profiles::hygiene::{Delivery, HygieneDecl, Rotation};
+    let d = HygieneDecl::default();
+    let command = match &h.command {
+        Some(c) => {
+            crate::transport::peer::split_words(c.get_ref())
+                .and_then(|w| {
+                    if w.is_empty() {
+                        Err("empty command".to_string())
+                    } else {
+                        Ok(w)
+                    }
+                })
+                .map_err(|e| err_at(c.span().start, "hygiene.command", e))?;
+            Some(c.get_ref().clone())
+        }
+        None => None,
+    };
+    let header = match &h.header {
+        Some(t) if !t.get_ref().contains("{token}") => {
+            return Err(err_at(
+                t.span().start,
+                "hygiene.header",
+                format!(
+                    "{:?} has no `{{token}}` (e.g. \"Bearer {{token}}\")",
+                    t.get_ref()
+                ),
+            ))
+        }
+        Some(t) => t.get_ref().clone(),
+        None => d.header.clone(),
+    };
+    let template = |v: &Spanned<String>, key: &str| -> Result<String, TargetError> {
+        let s = v.get_ref();
+        if s.contains("{header}") || s.contains("{token}") {
+            Ok(s.clone())
+        } else {
+            Err(err_at(
+                v.span().start,
+                key,
+                format!("{s:?} has neither `{{header}}` nor `{{token}}`"),
+            ))
+        }
+    };
+    let variable = match &h.variable {
+        Some(v) if v.get_ref().trim().is_empty() || v.get_ref().contains('=') => {
+            return Err(err_at(
+                v.span().start,
+                "hygiene.variable",
+                format!("{:?} is not an environment variable name", v.get_ref()),
+            ))
+        }
+        Some(v) => Some(v.get_ref().clone()),
+        None => None,
+    };
+    let delivery = match h
+        .delivery
+        .as_ref()
+        .map(|v| (v.get_ref().as_str(), v.span().start))
+    {
+        None | Some(("env", _)) => Delivery::Env {
+            variable: variable
+                .clone()
+                .unwrap_or_else(|| crate::profiles::hygiene::DEFAULT_VARIABLE.into()),
+        },
+        Some(("stdin", _)) => Delivery::Stdin {
+            line: match &h.stdin_line {
+                Some(l) => template(l, "hygiene.stdin_line")?,
+                None => "{header}".into(),
+            },
+        },
+        Some(("file", pos)) => {
+            let placeholder = command
+                .as_deref()
+                .is_some_and(|c| c.contains("{credential_file}"));
+            if variable.is_none() && command.is_some() && !placeholder {
+                return Err(err_at(
+                    pos,
+                    "hygiene.delivery",
+                    "file delivery needs `variable` (the variable carrying the path) or `{credential_file}` in `command`".into(),
+                ));
+            }
+            Delivery::File {
+                variable: variable.clone(),
+            }
+        }
+        Some((other, pos)) => {
+            return Err(err_at(
+                pos,
+                "hygiene.delivery",
+                format!("unknown delivery {other:?} (env, stdin or file)"),
+            ))
+        }
+    };
+    if let (Some(l), false) = (&h.stdin_line, matches!(delivery, Delivery::Stdin { .. })) {
+        return Err(err_at(
+            l.span().start,
+            "hygiene.stdin_line",
+            "`stdin_line` needs delivery = \"stdin\"".into(),
+        ));
+    }
+    let rotation = match h
+        .rotation
+        .as_ref()
+        .map(|v| (v.get_ref().as_str(), v.span().start))
+    {
+        None | Some(("stdin", _)) => Rotation::Stdin {
+            line: match &h.rotation_line {
+                Some(l) => template(l, "hygiene.rotation_line")?,
+                None => crate::profiles::hygiene::DEFAULT_ROTATION_LINE.into(),
+            },
+        },
+        Some(("file", pos)) => {
+            if !matches!(delivery, Delivery::File { .. }) {
+                return Err(err_at(
+                    pos,
+                    "hygiene.rotation",
+                    "rotation = \"file\" rewrites the delivered file: it needs delivery = \"file\""
+                        .into(),
+                ));
+            }
+            Rotation::File {
+                signal: match &h.rotation_signal {
+                    Some(s) if !crate::profiles::hygiene::valid_signal(s.get_ref()) => {
+                        return Err(err_at(
+                            s.span().start,
+                            "hygiene.rotation_signal",
+                            format!("{:?} is not a signal name (HUP, USR1, …)", s.get_ref()),
+                        ))
+                    }
+                    Some(s) => Some(s.get_ref().clone()),
+                    None => None,
+                },
+            }
+        }
+        Some(("none", _)) => Rotation::None,
+        Some((other, pos)) => {
+            return Err(err_at(
+                pos,
+                "hygiene.rotation",
+                format!("unknown rotation {other:?} (stdin, file or none)"),
+            ))
+        }
+    };
+    if let (Some(s), false) = (
+        &h.rotation_signal,
+        matches!(rotation, Rotation::File { .. }),
+    ) {
+        return Err(err_at(
+            s.span().start,
+            "hygiene.rotation_signal",
+            "`rotation_signal` needs rotation = \"file\"".into(),
+        ));
+    }
+    let positive = |v: &Option<Spanned<u64>>, key: &str, default: u64| match v {
+        Some(ms) if *ms.get_ref() == 0 => Err(err_at(
+            ms.span().start,
+            key,
+            "must be at least 1 millisecond".into(),
+        )),
+        Some(ms) => Ok(*ms.get_ref()),
+        None => Ok(default),
+    };
+    let _ = at;
+    Ok(HygieneDecl {
+        command,
+        header,
+        delivery,
+        env: h.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        file_vars: h.file_vars.clone(),
+        legacy: h.legacy.clone().unwrap_or(d.legacy),
+        stale_file_vars: h.stale_file_vars.clone().unwrap_or(d.stale_file_vars),
+        rotation,
+        cwd: h.cwd.as_ref().map(std::path::PathBuf::from),
+        settle_ms: positive(&h.settle_ms, "hygiene.settle_ms", d.settle_ms)?,
+        linger_ms: h.linger_ms.unwrap_or(d.linger_ms),
+        ptrace: h.ptrace.unwrap_or(d.ptrace),
+        poll_ms: positive(&h.poll_ms, "hygiene.poll_ms", d.poll_ms)?,
+    })
+}
+
+/// Reads and parses a target file.
+///
+/// Errors: the file cannot be read (line 0), is not UTF-8 (the line, column and key of the
+/// first invalid byte), or any error of [`parse`].
+pub fn load(path: &Path) -> Result<Target, TargetError> {
+    let file = path.display().to_string();
+    let text = crate::base::textfile::read_utf8(path).map_err(|e| {
+        let (line, col) = e.place();
+        let key = match &e {
+            crate::base::textfile::ReadError::NotUtf8 { before, .. } => key_at(before, line),
+            crate::base::textfile::ReadError::Io(_) => "-".into(),
+        };
+        TargetError {
+            file: file.clone(),
+            line,
+            col,
+            key,
+            message: e.message("the target file"),
+        }
+    })?;
+    parse(&file, &text)
+}
+
+/// The bundled reference as a target: `parity reference mcp` and `parity reference acp`, the
+/// `status` tool's `since_ms` declared volatile and `write_file` stateful, the reference facade,
+/// and `parity reference launch -- parity reference bridge` for the hygiene probe.
+pub fn reference() -> Target {
+    let exe = std::env::current_exe()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| "parity".into());
+    let quoted = shell_quote(&exe);
+    Target {
+        name: "parity reference".into(),
+        mcp: Some(McpSurface {
+            command: format!("{quoted} reference mcp"),
+            eras: crate::engine::run::EraSel::All,
+            reference: true,
+            rules: McpRules {
+                classes: vec![invalid_arguments_class()],
+                ..McpRules::default()
+            },
+        }),
+        acp: Some(AcpSurface {
+            command: format!("{quoted} reference acp"),
+            tool_method: Some(crate::protocol::acp::DEFAULT_TOOL_METHOD.into()),
+            cancel_prompt: Some("wait_for_cancel".into()),
+            rules: AcpRules {
+                classes: vec![invalid_arguments_class()],
+                ..AcpRules::default()
+            },
+        }),
+        equivalence: Equivalence {
+            volatile: vec!["/value/since_ms".into()],
+            stateful: vec!["write_file".into()],
+            ..Equivalence::default()
+        },
+        reference_facade: Some(crate::profiles::facade::CatalogueForm::Meta),
+        hygiene: Some(crate::profiles::hygiene::reference_decl(&exe)),
+        dispatcher: Some(crate::profiles::dispatcher::reference_decl()),
+        ..Target::default()
+    }
+}
+
+/// The error class the reference target reads schema-invalid calls as, on every surface: the
+/// dispatcher's `refused` `INVALID_ARGUMENTS` (stdio, ACP) and the facade's pre-flight refusal
+/// (MCP over HTTP).
+pub const INVALID_ARGUMENTS_CLASS: &str = "invalid_arguments";
+
+fn invalid_arguments_class() -> ClassRule {
+    ClassRule {
+        kind: "refused".into(),
+        code: Some("INVALID_ARGUMENTS".into()),
+        message_contains: None,
+        class: INVALID_ARGUMENTS_CLASS.into(),
+    }
+}
+
+/// Quotes a word for [`crate::transport::peer::split_words`] when it holds spaces or quotes.
+pub fn shell_quote(word: &str) -> String {
+    if word
+        .chars()
+        .any(|c| c.is_whitespace() || c == '\'' || c == '"' || c == '\\')
+    {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    } else {
+        word.to_string()
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn load_bytes(bytes: &[u8]) -> TargetError {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.toml");
+        std::fs::write(&path, bytes).unwrap();
+        load(&path).unwrap_err()
+    }
+
+    #[test]
+    fn invalid_utf8_names_the_line_column_and_key() {
+        let e = load_bytes(b"version = 1\n[surfaces.mcp]\ncommand = \"a\xffb\"\n");
+        assert_eq!(
+            (e.line, e.col, e.key.as_str()),
+            (3, 13, "surfaces.mcp.command"),
+            "{e}"
+        );
+        let shown = e.to_string();
+        assert!(
+            shown.contains("t.toml:3:13: surfaces.mcp.command: not valid UTF-8"),
+            "{shown}"
+        );
+        assert!(!shown.contains("stream did not contain"), "{shown}");
+    }
+
+    #[test]
+    fn cr_only_line_endings_name_a_line_and_a_key_not_the_file() {
+        let text = "# a comment\rversion = 1\r[surfaces.mcp]\rcommand = 5\r";
+        let e = parse("t.toml", text).unwrap_err();
+        assert_eq!((e.line, e.col), (1, 12), "{e}");
+        assert_eq!(e.key, "(top level)", "{e}");
+        assert!(e.message.contains("CR only"), "{e}");
+        let e = parse("t.toml", "version = 1\r\n[surfaces.mcp]\rcommand = \"x\"\n").unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (2, "surfaces.mcp"), "{e}");
+        // CRLF is fine.
+        assert!(parse(
+            "t.toml",
+            "version = 1\r\n[surfaces.mcp]\r\ncommand = \"x\"\r\n"
+        )
+        .is_ok());
+    }
+
+    #[test]
+    fn a_syntax_error_inside_a_value_names_its_key() {
+        let e = parse(
+            "t.toml",
+            "version = 1\n[surfaces.mcp]\ncommand = \"x\"\nargs = [\n  1,\n  oops\n]\n",
+        )
+        .unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (6, "surfaces.mcp.args"), "{e}");
+        let e = parse("t.toml", "version = 1\n[surfaces.mcp\n").unwrap_err();
+        assert_ne!(e.key, "-", "{e}");
+        let e = parse("t.toml", "version = \n").unwrap_err();
+        assert_eq!(e.key, "version", "{e}");
+    }
+
+    #[test]
+    fn a_huge_bad_value_is_clipped_saying_how_much_was_left_out() {
+        let text = format!(
+            "version = 1\n[surfaces.mcp]\ncommand = \"x\"\neras = \"{}\"\n",
+            "z".repeat(10_000_000)
+        );
+        let shown = parse("t.toml", &text).unwrap_err().to_string();
+        assert!(
+            shown.len() < 2 * crate::base::textfile::MAX_MESSAGE,
+            "{}",
+            shown.len()
+        );
+        assert!(shown.contains("more bytes)"), "{shown}");
+        assert!(shown.starts_with("t.toml:4:"), "{shown}");
+    }
+
+    #[test]
+    fn a_full_target_loads() {
+        let t = parse(
+            "t.toml",
+            r#"
+version = 1
+name = "realm"
+profiles = ["acp", "equivalence"]
+[timeouts]
+message_ms = 100
+[surfaces.mcp]
+command = "node mcp.js"
+eras = "legacy"
+[surfaces.mcp.errors]
+"-32602" = "invalid_call"
+[[surfaces.mcp.classes]]
+kind = "tool_error"
+message_contains = "Unknown tool"
+class = "unknown_tool"
+[surfaces.acp]
+command = "node acp.js"
+tool_method = "realm/tool"
+result = "/outcome"
+[equivalence]
+volatile = ["/value/t"]
+stateful = ["write"]
+cases = 5
+seed = 9
+"#,
+        )
+        .unwrap();
+        assert_eq!(t.name, "realm");
+        assert_eq!(
+            t.acp.as_ref().unwrap().tool_method.as_deref(),
+            Some("realm/tool")
+        );
+        assert_eq!(t.acp.as_ref().unwrap().rules.result, "/outcome");
+        assert_eq!(
+            t.mcp.as_ref().unwrap().rules.errors.get(&-32602).unwrap(),
+            "invalid_call"
+        );
+        assert_eq!(t.equivalence.seed, Some(9));
+        let c = &t.mcp.as_ref().unwrap().rules.classes;
+        assert_eq!((c.len(), c[0].class.as_str()), (1, "unknown_tool"));
+        let e = parse(
+            "t.toml",
+            "version = 1\n[surfaces.mcp]\ncommand = \"x\"\n[[surfaces.mcp.classes]]\nkind = \"ok\"\nclass = \"c\"\n",
+        )
+        .unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (5, "surfaces.mcp.classes"), "{e}");
+        assert_eq!(t.message_ms, Some(100));
+    }
+
+    #[test]
+    fn a_commented_header_does_not_leak_into_the_key() {
+        let e = parse(
+            "t.toml",
+            "version = 1\n[timeouts]   # milliseconds\nmesage_ms = 5\n[surfaces.acp]\ncommand = \"x\"\n",
+        )
+        .unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (3, "timeouts.mesage_ms"), "{e}");
+        let e = load(Path::new("/nonexistent/parity.toml")).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("/nonexistent/parity.toml: failed to read"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn run_keys_resolve_against_the_target_directory_and_are_checked() {
+        let t = parse(
+            "ci/parity.toml",
+            "version = 1\n[surfaces.mcp]\ncommand = \"x\"\n[run]\nscenarios = [\"scen\", \"/abs/more\"]\nsnapshots = \"snaps\"\nbaseline = \".parity/b.yaml\"\njobs = 3\ntimeout_multiplier = 2\n",
+        )
+        .unwrap();
+        assert_eq!(
+            t.run,
+            RunDefaults {
+                scenarios: vec!["ci/scen".into(), "/abs/more".into()],
+                snapshots: Some("ci/snaps".into()),
+                baseline: Some("ci/.parity/b.yaml".into()),
+                jobs: Some(3),
+                timeout_multiplier: Some(2.0),
+            }
+        );
+        // No [run]: nothing set.
+        let t = parse("t.toml", "version = 1\n[surfaces.mcp]\ncommand = \"x\"\n").unwrap();
+        assert_eq!(t.run, RunDefaults::default());
+        let bad = |body: &str| {
+            parse(
+                "t.toml",
+                &format!("version = 1\n[surfaces.mcp]\ncommand = \"x\"\n[run]\n{body}\n"),
+            )
+            .unwrap_err()
+        };
+        let e = bad("jobs = 0");
+        assert_eq!((e.line, e.key.as_str()), (5, "run.jobs"), "{e}");
+        assert!(e.to_string().starts_with("t.toml:5:"), "{e}");
+        let e = bad("timeout_multiplier = -1.5");
+        assert_eq!(
+            (e.line, e.key.as_str()),
+            (5, "run.timeout_multiplier"),
+            "{e}"
+        );
+        assert!(e.message.contains("positive"), "{e}");
+        let e = bad("snapshots = \"\"");
+        assert_eq!(e.key, "run.snapshots", "{e}");
+        let e = bad("jobs = \"four\"");
+        assert_eq!((e.line, e.key.as_str()), (5, "run.jobs"), "{e}");
+        let e = bad("scenarios = \"one\"");
+        assert_eq!((e.line, e.key.as_str()), (5, "run.scenarios"), "{e}");
+        let e = bad("profiles = [\"mcp\"]");
+        assert_eq!((e.line, e.key.as_str()), (5, "run.profiles"), "{e}");
+        assert!(e.message.contains("unknown field"), "{e}");
+    }
+
+    #[test]
+    fn an_unknown_key_names_file_line_and_key() {
+        let e = parse(
+            "t.toml",
+            "version = 1\n[surfaces.acp]\ncommand = \"x\"\ntool_methd = \"_x/tool\"\n",
+        )
+        .unwrap_err();
+        assert_eq!((e.file.as_str(), e.line), ("t.toml", 4), "{e}");
+        assert_eq!(e.key, "surfaces.acp.tool_methd", "{e}");
+        assert!(e.message.contains("unknown field"), "{e}");
+    }
+
+    #[test]
+    fn a_bad_pointer_names_its_line_and_key() {
+        let e = parse(
+            "t.toml",
+            "version = 1\n[surfaces.acp]\ncommand = \"x\"\nresult = \"outcome\"\n",
+        )
+        .unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (4, "surfaces.acp.result"), "{e}");
+        let e = parse(
+            "t.toml",
+            "version = 1\n[surfaces.acp]\ncommand = \"x\"\n[equivalence]\nvolatile = [\"/a\", \"/b~2\"]\n",
+        )
+        .unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (5, "equivalence.volatile"), "{e}");
+    }
+
+    #[test]
+    fn wrong_types_versions_profiles_and_missing_surfaces_are_errors() {
+        let e = parse("t.toml", "version = 1\n[surfaces.acp]\ncommand = 3\n").unwrap_err();
+        assert_eq!(e.line, 3, "{e}");
+        let e = parse("t.toml", "version = 2\n[surfaces.acp]\ncommand = \"x\"\n").unwrap_err();
+        assert_eq!(e.key, "version");
+        let e = parse(
+            "t.toml",
+            "version = 1\nprofiles = [\"mcp\", \"fast\"]\n[surfaces.acp]\ncommand = \"x\"\n",
+        )
+        .unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (2, "profiles"), "{e}");
+        let e = parse("t.toml", "version = 1\n").unwrap_err();
+        assert_eq!(e.key, "surfaces");
+        let e = parse(
+            "t.toml",
+            "version = 1\n[surfaces.acp]\ncommand = \"x\"\ntool_method = \"\"\n",
+        )
+        .unwrap_err();
+        assert_eq!(
+            (e.line, e.key.as_str()),
+            (4, "surfaces.acp.tool_method"),
+            "{e}"
+        );
+        let e = parse(
+            "t.toml",
+            "version = 1\n[timeouts]\nmessage_ms = 0\n[surfaces.acp]\ncommand = \"x\"\n",
+        )
+        .unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (3, "timeouts.message_ms"), "{e}");
+        let e = parse(
+            "t.toml",
+            "version = 1\n[surfaces.mcp]\ncommand = \"a 'b\"\n",
+        )
+        .unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (3, "surfaces.mcp.command"), "{e}");
+        let e = parse(
+            "t.toml",
+            "version = 1\n[surfaces.http]\nurl = \"https://example.com/mcp\"\n",
+        )
+        .unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (3, "surfaces.http.url"), "{e}");
+        let e = parse(
+            "t.toml",
+            "version = 1\n[surfaces.http]\nurl = \"http://127.0.0.1:1/mcp\"\ncommand = \"x\"\n",
+        )
+        .unwrap_err();
+        assert_eq!(e.key.as_str(), "surfaces.http", "{e}");
+        let e = parse(
+            "t.toml",
+            "version = 1\n[surfaces.http]\nurl = \"http://127.0.0.1:1/mcp\"\n[facade]\nsession_tool = \"t\"\ninvalid_arguments = 3\nadmin = \"same-origin\"\n",
+        )
+        .unwrap_err();
+        assert_eq!(
+            (e.line, e.key.as_str()),
+            (6, "facade.invalid_arguments"),
+            "{e}"
+        );
+        let e = parse(
+            "t.toml",
+            "version = 1\n[surfaces.http]\nurl = \"http://127.0.0.1:1/mcp\"\n[facade]\nsession_tool = \"t\"\ninvalid_arguments = {}\nmint_command = \"m\"\n",
+        )
+        .unwrap_err();
+        assert_eq!(
+            (e.line, e.key.as_str()),
+            (7, "facade.revoke_command"),
+            "{e}"
+        );
+        let e = parse(
+            "t.toml",
+            "version = 1\n[surfaces.http]\nurl = \"http://127.0.0.1:1/mcp\"\n[facade]\nsession_tool = \"t\"\ninvalid_arguments = {}\nadmin = \"same-origin\"\ncolour = 1\n",
+        )
+        .unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (8, "facade.colour"), "{e}");
+        let t = parse(
+            "t.toml",
+            "version = 1\n[surfaces.http]\nurl = \"http://127.0.0.1:1/mcp\"\n[facade]\nsession_tool = \"t\"\ninvalid_arguments = { x = \"y\" }\nadmin = \"same-origin\"\nbad_token = \"401\"\nremint = \"replace\"\n",
+        )
+        .unwrap();
+        let d = t.facade.unwrap();
+        assert_eq!(d.bad_token, crate::profiles::facade::BadToken::Unauthorized);
+        assert_eq!(d.remint, crate::profiles::facade::Remint::Replace);
+        assert_eq!(d.invalid_arguments, serde_json::json!({"x": "y"}));
+    }
+
+    #[test]
+    fn a_hygiene_only_target_loads_with_its_channels() {
+        use crate::profiles::hygiene::{Delivery, Rotation};
+        let t = parse(
+            "t.toml",
+            r#"
+version = 1
+[hygiene]
+command = "./host --token-file {credential_file}"
+delivery = "file"
+rotation = "file"
+rotation_signal = "HUP"
+file_vars = ["AGENT_CREDENTIALS"]
+env = { HOST_ENDPOINT = "http://127.0.0.1:9/mcp" }
+ptrace = false
+poll_ms = 2
+"#,
+        )
+        .unwrap();
+        let h = t.hygiene.unwrap();
+        assert_eq!(h.delivery, Delivery::File { variable: None });
+        assert_eq!(
+            h.rotation,
+            Rotation::File {
+                signal: Some("HUP".into())
+            }
+        );
+        assert_eq!(h.header, "Bearer {token}");
+        assert_eq!(h.legacy.len(), 3);
+        assert!(!h.ptrace);
+        assert_eq!(h.poll_ms, 2);
+        let d = parse("t.toml", "version = 1\n[hygiene]\n")
+            .unwrap()
+            .hygiene
+            .unwrap();
+        assert_eq!(
+            d.delivery,
+            Delivery::Env {
+                variable: "PARITY_MCP_AUTHORIZATION".into()
+            }
+        );
+    }
+
+    #[test]
+    fn bad_hygiene_declarations_name_their_key() {
+        for (body, key) in [
+            ("rotation = \"file\"", "hygiene.rotation"),
+            (
+                "delivery = \"stdin\"\nstdin_line = \"hello\"",
+                "hygiene.stdin_line",
+            ),
+            ("header = \"Bearer\"", "hygiene.header"),
+            (
+                "command = \"host\"\ndelivery = \"file\"",
+                "hygiene.delivery",
+            ),
+            ("poll_ms = 0", "hygiene.poll_ms"),
+            ("colour = 1", "hygiene.colour"),
+        ] {
+            let e = parse("t.toml", &format!("version = 1\n[hygiene]\n{body}\n")).unwrap_err();
+            assert_eq!(e.key, key, "{body}: {e}");
+            assert!(e.line >= 3, "{e}");
+        }
+    }
+}

@@ -1,0 +1,1017 @@
+//! The `equivalence` profile: the same tool call through every surface gives the same outcome
+//! (`DESIGN.md`, "The outcome model"; `docs/equivalence.md`).
+//!
+//! Surfaces: MCP stdio in each era the server speaks (one per era), and ACP through the
+//! target's tool extension method. Every case starts every surface fresh (a new process each, so
+//! the same seeded state), runs its calls on each in the same order, reads each response into an
+//! outcome ([`crate::engine::outcome`]), and compares every surface with the first one after
+//! normalizing the target's volatile pointers. A mismatch fails the case naming the call, both
+//! surfaces, the differing JSON paths and a unified diff; an envelope of the wrong shape fails
+//! it too.
+//!
+//! Cases:
+//! - `equivalence.scenario.<scenario-id>@equivalence#all`: the `call` steps of each scenario
+//!   (other steps are not tool calls and are passed over);
+//! - `equivalence.generated.<tool>@equivalence#all`: generated calls from the tool's
+//!   `inputSchema` ([`crate::profiles::equivalence::gen`]), valid ones and invalid ones made by mutation, `cases` per
+//!   tool from `seed`; a mismatch is shrunk to a minimal call, printed as a scenario step.
+
+/// Generated tool-call arguments from JSON Schema, run seeded with shrinking (generated equivalence).
+pub mod gen;
+
+/// The equivalence checks: one per kind of equivalence case (`equivalence.scenario` for the
+/// scenario files' calls, `equivalence.generated` for the calls generated from `inputSchema`).
+pub const EQUIVALENCE_CHECKS: [&str; 2] = ["equivalence.scenario", "equivalence.generated"];
+
+use crate::engine::check::{Finding, Level, Timing, Verdict};
+use crate::engine::outcome::{self, AcpRules, McpRules};
+use crate::engine::run::{CaseKind, CaseResult};
+use crate::engine::scenario::{Action, Scenario};
+use crate::protocol::acp;
+use crate::protocol::mcp::{Client, Era, Reply, MODERN_REVISION};
+use crate::transport::peer::{Peer, PeerSpec};
+use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The binding of equivalence cases.
+pub const BINDING: &str = "equivalence";
+
+/// The revision slot of equivalence case ids: every surface at once.
+pub const REVISION: &str = "all";
+
+/// Where the outcome model is written.
+pub const SPEC: &str = "docs/equivalence.md#the-outcome-model";
+
+/// The requirement every equivalence case checks.
+pub const QUOTE: &str =
+    "The same call through every surface gives the same outcome: kind, value, refusal code, protocol-error class and warnings.";
+
+/// How to start one surface.
+#[derive(Debug, Clone)]
+pub enum SurfaceSpec {
+    /// MCP at one revision (legacy: `initialize` at it; modern: 2026-07-28), over stdio, or
+    /// over Streamable HTTP when `http` is set.
+    Mcp {
+        /// The command (stdio).
+        spec: PeerSpec,
+        /// The revision.
+        revision: String,
+        /// Outcome extraction.
+        rules: McpRules,
+        /// Streamable HTTP: the endpoint, or a command that starts a fresh server per
+        /// session (printing its URL first), so a surface opened for a stateful case starts
+        /// from a fresh workspace as a stdio peer does.
+        http: Option<crate::profiles::facade::FacadeSource>,
+    },
+    /// An ACP agent and its tool method.
+    Acp {
+        /// The command.
+        spec: PeerSpec,
+        /// The tool extension method.
+        method: String,
+        /// Outcome extraction.
+        rules: AcpRules,
+    },
+}
+
+impl SurfaceSpec {
+    /// The label used in reports: `mcp-stdio#<revision>` or `acp#v1`.
+    pub fn label(&self) -> String {
+        match self {
+            SurfaceSpec::Mcp {
+                revision,
+                http: Some(_),
+                ..
+            } => format!("{}#{revision}", crate::engine::check::HTTP_BINDING),
+            SurfaceSpec::Mcp { revision, .. } => format!("mcp-stdio#{revision}"),
+            SurfaceSpec::Acp { .. } => format!("{}#{}", acp::BINDING, acp::REVISION),
+        }
+    }
+}
+
+/// A live surface: a started peer with its session open.
+pub struct LiveSurface {
+    /// The label ([`SurfaceSpec::label`]).
+    pub label: String,
+    spec: SurfaceSpec,
+    client: Client,
+    session: Option<String>,
+    /// The HTTP server this surface started, stopped on close.
+    server: Option<crate::profiles::facade::Started>,
+}
+
+/// Why one call through the surfaces gave no verdict of equality.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallFailure {
+    /// Every surface answered, and the outcomes (or envelopes) differ: the text says where.
+    Mismatch(String),
+    /// A surface did not answer: it timed out (`timeout`), or closed, failed to start or could
+    /// not be written to. Never shrunk; the case is `timeout` or `not-run`.
+    Transport {
+        /// The surface ran past the per-message deadline.
+        timeout: bool,
+        /// What happened, naming the surface.
+        text: String,
+    },
+}
+
+impl CallFailure {
+    fn transport(text: String) -> CallFailure {
+        CallFailure::Transport {
+            timeout: false,
+            text,
+        }
+    }
+    /// The verdict the failure gives a case.
+    pub fn verdict(&self) -> Verdict {
+        match self {
+            CallFailure::Mismatch(_) => Verdict::Fail,
+            CallFailure::Transport { timeout: true, .. } => Verdict::Timeout,
+            CallFailure::Transport { .. } => Verdict::NotRun,
+        }
+    }
+    /// The text of the failure.
+    pub fn text(&self) -> &str {
+        match self {
+            CallFailure::Mismatch(t) | CallFailure::Transport { text: t, .. } => t,
+        }
+    }
+}
+
+impl From<CallFailure> for String {
+    fn from(f: CallFailure) -> String {
+        match f {
+            CallFailure::Mismatch(t) | CallFailure::Transport { text: t, .. } => t,
+        }
+    }
+}
+
+/// One call's result on one surface.
+#[derive(Debug, Clone)]
+pub struct Called {
+    /// The normalized outcome.
+    pub outcome: Value,
+    /// The whole JSON-RPC response.
+    pub response: Value,
+}
+
+impl LiveSurface {
+    /// Starts the surface and opens its session: MCP legacy `initialize` (+ initialized) at the
+    /// revision, MCP modern nothing, ACP `initialize` at 1 and `session/new` with no MCP servers.
+    ///
+    /// Errors: the peer did not start, or the handshake failed (the text says how).
+    pub async fn open(spec: &SurfaceSpec, timing: Timing) -> Result<LiveSurface, String> {
+        let label = spec.label();
+        let (peer_spec, era, revision) = match spec {
+            SurfaceSpec::Mcp { spec, revision, .. } => (spec, Era::of(revision), revision.clone()),
+            SurfaceSpec::Acp { spec, .. } => (spec, Era::Legacy, acp::REVISION.to_string()),
+        };
+        let mut server = None;
+        let peer = match spec {
+            SurfaceSpec::Mcp { http: Some(h), .. } => {
+                let url = match h {
+                    crate::profiles::facade::FacadeSource::Url(u) => u.clone(),
+                    crate::profiles::facade::FacadeSource::Command(c) => {
+                        let s = crate::profiles::facade::start(c, timing.case)
+                            .await
+                            .map_err(|e| format!("{label}: {e}"))?;
+                        let u = s.url.clone();
+                        server = Some(s);
+                        u
+                    }
+                };
+                crate::transport::http_bridge::peer(&url, peer_spec.line_cap, timing.case)
+                    .map_err(|e| format!("{label}: {e}"))?
+            }
+            _ => Peer::spawn(peer_spec).map_err(|e| format!("{label}: {e}"))?,
+        };
+        let mut client = Client::new(peer, era, &revision, timing.message);
+        let mut session = None;
+        match spec {
+            SurfaceSpec::Mcp { revision, .. } if era == Era::Legacy => {
+                let r = client
+                    .initialize(revision)
+                    .await
+                    .map_err(|e| format!("{label}: {e}"))?;
+                let got = r
+                    .result()
+                    .and_then(|x| x.get("protocolVersion"))
+                    .and_then(Value::as_str);
+                if got != Some(revision.as_str()) {
+                    let _ = client.peer.shutdown(timing.grace).await;
+                    return Err(format!("{label}: initialize failed: {}", r.describe()));
+                }
+            }
+            SurfaceSpec::Mcp { .. } => {}
+            SurfaceSpec::Acp { .. } => {
+                client = acp::as_acp(client);
+                let r = client
+                    .request("initialize", acp::initialize_params(acp::PROTOCOL_VERSION))
+                    .await
+                    .map_err(|e| format!("{label}: {e}"))?;
+                if r.result().is_none() {
+                    let _ = client.peer.shutdown(timing.grace).await;
+                    return Err(format!("{label}: initialize failed: {}", r.describe()));
+                }
+                let r = acp::new_session(&mut client, json!([]))
+                    .await
+                    .map_err(|e| format!("{label}: {e}"))?;
+                session = acp::session_id(&r);
+                if session.is_none() {
+                    let _ = client.peer.shutdown(timing.grace).await;
+                    return Err(format!("{label}: session/new failed: {}", r.describe()));
+                }
+            }
+        }
+        Ok(LiveSurface {
+            label,
+            spec: spec.clone(),
+            client,
+            session,
+            server,
+        })
+    }
+
+    /// Calls a tool and reads the outcome.
+    ///
+    /// Errors: [`CallFailure::Transport`] when the request could not be written or no response
+    /// arrived (timeout, EOF).
+    pub async fn call(&mut self, name: &str, arguments: &Value) -> Result<Called, CallFailure> {
+        let reply = match &self.spec {
+            SurfaceSpec::Mcp { .. } => {
+                self.client
+                    .request("tools/call", json!({"name": name, "arguments": arguments}))
+                    .await
+            }
+            SurfaceSpec::Acp { method, .. } => {
+                let method = method.clone();
+                acp::tool_call(
+                    &mut self.client,
+                    &method,
+                    self.session.as_deref(),
+                    name,
+                    arguments,
+                )
+                .await
+            }
+        }
+        .map_err(|e| CallFailure::transport(format!("{}: {e}", self.label)))?;
+        let response = match reply {
+            Reply::Message(v) => v,
+            other => {
+                return Err(CallFailure::Transport {
+                    timeout: matches!(other, Reply::Timeout),
+                    text: format!("{}: {name}: {}", self.label, other.describe()),
+                })
+            }
+        };
+        let outcome = match &self.spec {
+            SurfaceSpec::Mcp { rules, .. } => outcome::from_mcp(&response, rules),
+            SurfaceSpec::Acp { rules, .. } => outcome::from_acp(&response, rules),
+        };
+        Ok(Called { outcome, response })
+    }
+
+    /// The tools the surface lists (MCP only; every page). Errors: a page failed.
+    pub async fn list_tools(&mut self) -> Result<Vec<Value>, String> {
+        let mut tools = Vec::new();
+        let mut cursor: Option<Value> = None;
+        for _ in 0..100 {
+            let params = match &cursor {
+                Some(c) => json!({"cursor": c}),
+                None => json!({}),
+            };
+            let r = self
+                .client
+                .request("tools/list", params)
+                .await
+                .map_err(|e| e.to_string())?;
+            let Some(res) = r.result() else {
+                return Err(format!("tools/list failed: {}", r.describe()));
+            };
+            if let Some(a) = res.get("tools").and_then(Value::as_array) {
+                tools.extend(a.iter().cloned());
+            }
+            cursor = res.get("nextCursor").cloned().filter(|c| !c.is_null());
+            if cursor.is_none() {
+                break;
+            }
+        }
+        Ok(tools)
+    }
+
+    /// Shuts the peer down.
+    pub async fn close(mut self, timing: Timing) {
+        let _ = self.client.peer.shutdown(timing.grace).await;
+        if let Some(mut s) = self.server.take() {
+            let _ = s.peer.shutdown(timing.grace).await;
+        }
+    }
+}
+
+/// What equivalence compares and how.
+#[derive(Debug, Clone, Default)]
+pub struct Plan {
+    /// The surfaces, in order (the first is the baseline).
+    pub surfaces: Vec<SurfaceSpec>,
+    /// Volatile pointers into the outcome.
+    pub volatile: Vec<String>,
+    /// Compare messages too.
+    pub compare_messages: bool,
+    /// Tools that get fresh peers per generated case.
+    pub stateful: Vec<String>,
+    /// Tools to generate for (empty: all).
+    pub tools: Vec<String>,
+    /// Generated cases per tool (0: no generated cases).
+    pub cases: u32,
+    /// Generator seed.
+    pub seed: u64,
+    /// The target serves the bundled reference (reference-only scenarios run).
+    pub reference: bool,
+}
+
+/// Compares one call's results on every surface with the first; `None` when all agree.
+///
+/// `call` describes the call in the failure text; it is only formatted when there is one.
+pub fn compare(
+    plan: &Plan,
+    call: &dyn Fn() -> String,
+    results: &[(String, Called)],
+) -> Option<String> {
+    let mut problems = Vec::new();
+    for (label, c) in results {
+        let mcp = label.starts_with("mcp");
+        for p in outcome::envelope_problems(&c.response, mcp) {
+            problems.push(format!("{}: {label}: envelope: {p}", call()));
+        }
+    }
+    let (base_label, base) = results.first()?;
+    let a = outcome::comparable(&base.outcome, &plan.volatile, plan.compare_messages);
+    for (label, c) in results.iter().skip(1) {
+        let b = outcome::comparable(&c.outcome, &plan.volatile, plan.compare_messages);
+        if a != b {
+            let paths = outcome::differing_paths(&a, &b);
+            problems.push(format!(
+                "{}: {base_label} and {label} differ at {}\n{}",
+                call(),
+                paths.join(", "),
+                outcome::unified_diff(&a, &b, base_label, label)
+            ));
+        }
+    }
+    if problems.is_empty() {
+        None
+    } else {
+        Some(problems.join("\n"))
+    }
+}
+
+fn call_text(name: &str, arguments: &Value) -> String {
+    format!(
+        "{name} {}",
+        crate::base::util::clip(&arguments.to_string(), 200)
+    )
+}
+
+async fn open_all(plan: &Plan, timing: Timing) -> Result<Vec<LiveSurface>, String> {
+    let mut out = Vec::new();
+    for s in &plan.surfaces {
+        match LiveSurface::open(s, timing).await {
+            Ok(l) => out.push(l),
+            Err(e) => {
+                close_all(out, timing).await;
+                return Err(e);
+            }
+        }
+    }
+    Ok(out)
+}
+
+async fn close_all(surfaces: Vec<LiveSurface>, timing: Timing) {
+    for s in surfaces {
+        s.close(timing).await;
+    }
+}
+
+/// Runs one call on every surface and compares. `Err` holds the failure text.
+async fn call_all(
+    plan: &Plan,
+    surfaces: &mut [LiveSurface],
+    name: &str,
+    arguments: &Value,
+) -> Result<Vec<String>, CallFailure> {
+    let mut results = Vec::new();
+    for s in surfaces.iter_mut() {
+        let c = s.call(name, arguments).await?;
+        results.push((s.label.clone(), c));
+    }
+    judge(plan, name, arguments, results)
+}
+
+/// As [`call_all`] without evidence, with the surfaces called at the same time: each surface
+/// is its own process with its own state, so a call of a tool that does not change state cannot
+/// race itself.
+async fn call_all_concurrently(
+    plan: &Plan,
+    surfaces: &mut Vec<LiveSurface>,
+    name: &str,
+    arguments: &Value,
+) -> Result<(), CallFailure> {
+    let mut set = tokio::task::JoinSet::new();
+    for (i, mut s) in std::mem::take(surfaces).into_iter().enumerate() {
+        let (name, arguments) = (name.to_string(), arguments.clone());
+        set.spawn(async move {
+            let r = s.call(&name, &arguments).await;
+            (i, s, r)
+        });
+    }
+    let mut back: Vec<(usize, LiveSurface, Result<Called, CallFailure>)> = Vec::new();
+    while let Some(joined) = set.join_next().await {
+        match joined {
+            Ok(x) => back.push(x),
+            Err(e) => {
+                return Err(CallFailure::transport(format!(
+                    "internal error: a surface's call task failed: {e}"
+                )))
+            }
+        }
+    }
+    back.sort_by_key(|(i, _, _)| *i);
+    let mut results = Vec::new();
+    let mut failure = None;
+    for (_, s, r) in back {
+        match r {
+            Ok(c) => results.push((s.label.clone(), c)),
+            Err(e) => failure = failure.or(Some(e)),
+        }
+        surfaces.push(s);
+    }
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    match compare(plan, &|| call_text(name, arguments), &results) {
+        None => Ok(()),
+        Some(m) => Err(CallFailure::Mismatch(m)),
+    }
+}
+
+/// Compares one call's results; `Ok` holds evidence lines, `Err` the failure text.
+fn judge(
+    plan: &Plan,
+    name: &str,
+    arguments: &Value,
+    results: Vec<(String, Called)>,
+) -> Result<Vec<String>, CallFailure> {
+    match compare(plan, &|| call_text(name, arguments), &results) {
+        None => Ok(results
+            .iter()
+            .map(|(label, c)| {
+                format!(
+                    "{label}: {}",
+                    crate::base::util::clip(&c.outcome.to_string(), 240)
+                )
+            })
+            .collect()),
+        Some(m) => Err(CallFailure::Mismatch(m)),
+    }
+}
+
+/// The requirement of a scenario's equivalence case.
+fn scenario_requirement(scenario: &Scenario) -> String {
+    format!(
+        "Every tool call of scenario {} gives the same outcome on every surface.",
+        scenario.id
+    )
+}
+
+/// The requirement of a tool's generated equivalence case.
+fn generated_requirement(tool: &str) -> String {
+    format!(
+        "Generated calls of {tool} (valid, and invalid by mutation) give the same outcome on every surface."
+    )
+}
+
+fn result(
+    id: String,
+    requirement: String,
+    verdict: Verdict,
+    message: String,
+    evidence: Vec<String>,
+    ms: u64,
+) -> CaseResult {
+    // The check of a case is its id before `@` (`equivalence.generated.read_file`), so case ids
+    // stay `check@binding#revision`; the self-test counts it for its family.
+    CaseResult {
+        check: id.split('@').next().unwrap_or(&id).to_string(),
+        id,
+        kind: CaseKind::Active,
+        binding: BINDING.into(),
+        revision: REVISION.into(),
+        spec: SPEC.into(),
+        level: Level::Must.as_str().into(),
+        quote: QUOTE.into(),
+        requirement,
+        verdict,
+        message,
+        evidence,
+        duration_ms: ms,
+        attempts: 1,
+        expected: None,
+    }
+}
+
+/// The case id of a scenario's equivalence case.
+pub fn scenario_case_id(scenario: &Scenario) -> String {
+    format!("equivalence.scenario.{}@{BINDING}#{REVISION}", scenario.id)
+}
+
+/// The case id of a tool's generated equivalence case.
+pub fn generated_case_id(tool: &str) -> String {
+    format!("equivalence.generated.{tool}@{BINDING}#{REVISION}")
+}
+
+/// The tool calls of a scenario, in order.
+pub fn scenario_calls(s: &Scenario) -> Vec<(String, Value)> {
+    s.steps
+        .iter()
+        .filter_map(|st| match &st.action {
+            Action::Call {
+                name, arguments, ..
+            } => Some((name.clone(), arguments.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Runs one scenario's calls through every surface.
+pub async fn run_scenario(plan: &Plan, scenario: &Scenario, timing: Timing) -> CaseResult {
+    let t0 = Instant::now();
+    let id = scenario_case_id(scenario);
+    let req = scenario_requirement(scenario);
+    let done = |v: Verdict, m: String, ev: Vec<String>| {
+        result(
+            id.clone(),
+            req.clone(),
+            v,
+            m,
+            ev,
+            t0.elapsed().as_millis() as u64,
+        )
+    };
+    if scenario.reference_only && !plan.reference {
+        return done(
+            Verdict::Skip,
+            "the scenario runs only against the bundled reference (targets: [reference])".into(),
+            Vec::new(),
+        );
+    }
+    let body = async {
+        let mut surfaces = match open_all(plan, timing).await {
+            Ok(s) => s,
+            Err(e) => return (Verdict::NotRun, e, Vec::new()),
+        };
+        let mut ev = Vec::new();
+        let mut out = (Verdict::Pass, String::new(), Vec::new());
+        for (i, (name, args)) in scenario_calls(scenario).iter().enumerate() {
+            match call_all(plan, &mut surfaces, name, args).await {
+                Ok(lines) => ev.extend(lines),
+                Err(f) => {
+                    ev.push(format!("call {i}: {}", call_text(name, args)));
+                    out = (f.verdict(), f.text().to_string(), ev.clone());
+                    break;
+                }
+            }
+        }
+        close_all(surfaces, timing).await;
+        if out.0 == Verdict::Pass {
+            out.2 = ev;
+        }
+        out
+    };
+    match tokio::time::timeout(timing.case, body).await {
+        Ok((v, m, ev)) => done(v, m, ev),
+        Err(_) => done(
+            Verdict::Timeout,
+            format!(
+                "the case ran past its {} ms deadline",
+                timing.case.as_millis()
+            ),
+            Vec::new(),
+        ),
+    }
+}
+
+/// Lists the tools through the first MCP surface (or says why it cannot).
+pub async fn discover_tools(plan: &Plan, timing: Timing) -> Result<Vec<Value>, String> {
+    let Some(spec) = plan
+        .surfaces
+        .iter()
+        .find(|s| matches!(s, SurfaceSpec::Mcp { .. }))
+    else {
+        return Err("generated equivalence reads each tool's inputSchema from MCP tools/list; the target has no MCP surface".into());
+    };
+    let mut s = LiveSurface::open(spec, timing).await?;
+    let tools = s.list_tools().await;
+    s.close(timing).await;
+    tools
+}
+
+/// Runs generated equivalence for one tool: `plan.cases` calls from its `inputSchema`, through
+/// every surface; shrinks a mismatch and prints it as a scenario step.
+pub async fn run_generated(plan: Arc<Plan>, tool: Value, timing: Timing) -> CaseResult {
+    let t0 = Instant::now();
+    let name = tool
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let id = generated_case_id(&name);
+    let req = generated_requirement(&name);
+    let schema = tool
+        .get("inputSchema")
+        .cloned()
+        .unwrap_or_else(|| json!({"type": "object"}));
+    if let Err(e) = crate::profiles::equivalence::gen::check_size(&schema) {
+        return result(
+            id,
+            req,
+            Verdict::NotRun,
+            e,
+            Vec::new(),
+            t0.elapsed().as_millis() as u64,
+        );
+    }
+    let stateful = plan.stateful.contains(&name);
+    let config = crate::profiles::equivalence::gen::GenConfig {
+        seed: plan.seed,
+        cases: plan.cases,
+        ..crate::profiles::equivalence::gen::GenConfig::default()
+    };
+    // proptest's runner is synchronous. It runs on a thread of its own with a single-threaded
+    // runtime that owns this case's peers, and drives them with that runtime's `block_on` on
+    // the same thread: no runtime is nested, and no call hops between threads.
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let (plan2, tool_name) = (plan.clone(), name.clone());
+    let spawned = std::thread::Builder::new()
+        .name(format!("parity-gen-{name}"))
+        .spawn(move || {
+            let _ = tx.send(generate_on_own_runtime(
+                &plan2, &tool_name, &schema, stateful, &config, timing,
+            ));
+        });
+    let report = match spawned {
+        Ok(_) => rx
+            .await
+            .unwrap_or_else(|_| Err("the generator thread ended without a report".into())),
+        Err(e) => Err(format!("failed to start the generator thread: {e}")),
+    };
+    let ms = t0.elapsed().as_millis() as u64;
+    let seed_line = format!(
+        "seed {} · {} case(s) · {}",
+        plan.seed,
+        plan.cases,
+        if stateful {
+            "fresh peers per case (stateful)"
+        } else {
+            "shared peers"
+        }
+    );
+    let (r, broken) = match report {
+        Err(e) => return result(id, req, Verdict::NotRun, e, vec![seed_line], ms),
+        Ok(x) => x,
+    };
+    let mut ev = vec![seed_line];
+    let broken_line = broken.as_ref().map(|(f, g)| {
+        format!(
+            "a surface stopped answering at {}: {}",
+            crate::profiles::equivalence::gen::scenario_step(&name, g),
+            f.text()
+        )
+    });
+    match (r.failure, broken, r.aborted) {
+        (Some(f), _, _) => {
+            let step = crate::profiles::equivalence::gen::scenario_step(&name, &f.minimal);
+            ev.push(format!(
+                "minimal call (paste into a scenario's steps): {step}"
+            ));
+            if let Some(o) = &f.original {
+                ev.push(format!(
+                    "first failing call before shrinking: {}",
+                    crate::profiles::equivalence::gen::scenario_step(&name, o)
+                ));
+            }
+            ev.extend(broken_line);
+            result(
+                id,
+                req,
+                Verdict::Fail,
+                format!(
+                    "a generated call of {name} differs between surfaces (shrunk; rerun with --seed {}): {}",
+                    plan.seed, f.message
+                ),
+                ev,
+                ms,
+            )
+        }
+        (None, Some((f, _)), _) => {
+            let verdict = f.verdict();
+            ev.extend(broken_line);
+            result(
+                id,
+                req,
+                verdict,
+                format!(
+                    "generated calls of {name} could not be compared: a surface stopped answering (rerun with --seed {}): {}",
+                    plan.seed,
+                    f.text()
+                ),
+                ev,
+                ms,
+            )
+        }
+        (None, None, Some(why)) => result(
+            id,
+            req,
+            Verdict::NotRun,
+            format!("the generator gave up: {why}"),
+            ev,
+            ms,
+        ),
+        (None, None, None) => {
+            ev.push(format!("{} generated call(s) agreed", r.cases_run));
+            result(id, req, Verdict::Pass, String::new(), ev, ms)
+        }
+    }
+}
+
+/// What the generator thread gives back: proptest's report, and the first call a surface did
+/// not answer (with why), if any.
+type GeneratedRun = (
+    crate::profiles::equivalence::gen::GenReport,
+    Option<(CallFailure, crate::profiles::equivalence::gen::Generated)>,
+);
+
+/// Runs the generator for one tool on the calling thread, with a single-threaded runtime of its
+/// own that starts, drives and stops the peers.
+///
+/// Returns the generator's report and, when a surface stopped answering, the first call it did
+/// not answer.
+///
+/// Errors: the runtime could not be built, or the surfaces could not be opened.
+fn generate_on_own_runtime(
+    plan: &Plan,
+    tool: &str,
+    schema: &Value,
+    stateful: bool,
+    config: &crate::profiles::equivalence::gen::GenConfig,
+    timing: Timing,
+) -> Result<GeneratedRun, String> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("failed to start the generator's runtime: {e}"))?;
+    let shared = if stateful {
+        None
+    } else {
+        Some(std::cell::RefCell::new(
+            rt.block_on(open_all(plan, timing))?,
+        ))
+    };
+    let strategy = crate::profiles::equivalence::gen::arguments(schema);
+    // A surface that stops answering is not a mismatch: the first such call is kept, every
+    // later case passes at once (nothing is shrunk), and the case reports it.
+    let broken: std::cell::RefCell<
+        Option<(CallFailure, crate::profiles::equivalence::gen::Generated)>,
+    > = std::cell::RefCell::new(None);
+    let report = crate::profiles::equivalence::gen::run(config, strategy, |g| {
+        if broken.borrow().is_some() {
+            return Ok(());
+        }
+        let outcome = rt.block_on(async {
+            match &shared {
+                Some(cell) => {
+                    let mut surfaces = std::mem::take(&mut *cell.borrow_mut());
+                    let r = call_all_concurrently(plan, &mut surfaces, tool, &g.arguments).await;
+                    *cell.borrow_mut() = surfaces;
+                    r
+                }
+                None => {
+                    let mut fresh = open_all(plan, timing)
+                        .await
+                        .map_err(CallFailure::transport)?;
+                    let r = call_all(plan, &mut fresh, tool, &g.arguments)
+                        .await
+                        .map(|_| ());
+                    close_all(fresh, timing).await;
+                    r
+                }
+            }
+        });
+        match outcome {
+            Ok(()) => Ok(()),
+            Err(CallFailure::Mismatch(m)) => Err(m),
+            Err(transport) => {
+                *broken.borrow_mut() = Some((transport, g.clone()));
+                Ok(())
+            }
+        }
+    });
+    if let Some(cell) = shared {
+        rt.block_on(close_all(cell.into_inner(), timing));
+    }
+    Ok((report, broken.into_inner()))
+}
+
+/// The surfaces of a target: one MCP surface per era it speaks (as `eras` selects), then ACP.
+pub async fn surfaces_of(
+    target: &crate::engine::target::Target,
+    timing: Timing,
+    line_cap: usize,
+) -> Result<(Vec<SurfaceSpec>, Vec<String>), String> {
+    let mut out = Vec::new();
+    let mut notes = Vec::new();
+    if let Some(m) = &target.mcp {
+        let mut spec = PeerSpec::from_command_line(&m.command)
+            .map_err(|e| format!("surfaces.mcp.command: {e}"))?;
+        spec.line_cap = line_cap;
+        let mt = crate::engine::check::McpTarget::new(m.command.clone(), spec.clone());
+        let (support, _, _) = crate::engine::run::detect_eras(&mt, timing).await;
+        use crate::engine::run::EraSel;
+        if matches!(m.eras, EraSel::Legacy | EraSel::All) {
+            if let Some(rev) = &support.legacy {
+                out.push(SurfaceSpec::Mcp {
+                    spec: spec.clone(),
+                    revision: rev.clone(),
+                    rules: m.rules.clone(),
+                    http: None,
+                });
+            }
+        }
+        if matches!(m.eras, EraSel::Modern | EraSel::All) && support.modern {
+            out.push(SurfaceSpec::Mcp {
+                spec: spec.clone(),
+                revision: MODERN_REVISION.into(),
+                rules: m.rules.clone(),
+                http: None,
+            });
+        }
+        if out.is_empty() {
+            notes.push(format!(
+                "equivalence: the MCP surface answered neither initialize nor server/discover: {}",
+                support.notes.join("; ")
+            ));
+        }
+    }
+    // MCP over Streamable HTTP at 2025-11-25: the bundled reference facade (direct
+    // catalogue, the reference dispatcher as its host-level source; a fresh facade per
+    // surface session), or the target's HTTP surface.
+    let http = match (&target.http, target.reference_facade) {
+        (Some(h), _) => Some((h.source.clone(), McpRules::default())),
+        (None, Some(_)) => {
+            let exe = std::env::current_exe()
+                .map(|p| p.to_string_lossy().into_owned())
+                .map_err(|e| format!("cannot find this executable: {e}"))?;
+            let mut rules = McpRules::default();
+            // The facade refuses schema-invalid arguments in pre-flight (seed rule 28) with
+            // an isError result; behind stdio and ACP the dispatcher refuses them with
+            // INVALID_ARGUMENTS. The reference target reads both as one class.
+            rules.classes.push(crate::engine::outcome::ClassRule {
+                kind: "tool_error".into(),
+                code: None,
+                message_contains: Some("invalid arguments for capability".into()),
+                class: crate::engine::target::INVALID_ARGUMENTS_CLASS.into(),
+            });
+            Some((
+                crate::profiles::facade::FacadeSource::Command(PeerSpec::new(
+                    exe,
+                    ["reference", "facade", "--catalogue", "direct"]
+                        .map(String::from)
+                        .to_vec(),
+                )),
+                rules,
+            ))
+        }
+        (None, None) => None,
+    };
+    if let Some((source, rules)) = http {
+        let mut spec = PeerSpec::new("(Streamable HTTP)", Vec::new());
+        spec.line_cap = line_cap;
+        out.push(SurfaceSpec::Mcp {
+            spec,
+            revision: "2025-11-25".into(),
+            rules,
+            http: Some(source),
+        });
+    }
+    if let Some(a) = &target.acp {
+        let mut spec = PeerSpec::from_command_line(&a.command)
+            .map_err(|e| format!("surfaces.acp.command: {e}"))?;
+        spec.line_cap = line_cap;
+        out.push(SurfaceSpec::Acp {
+            spec,
+            method: a.tool_method_or_default(),
+            rules: a.rules.clone(),
+        });
+    }
+    Ok((out, notes))
+}
+
+/// A finding-shaped summary for callers that need one (selftest).
+pub fn finding_of(r: &CaseResult) -> Finding {
+    match r.verdict {
+        Verdict::Pass => Finding::pass(r.evidence.clone()),
+        _ => Finding::violated(r.message.clone(), r.evidence.clone()),
+    }
+}
+
+/// Runs the equivalence profile: one case per scenario with tool calls, then one generated case
+/// per tool (when `plan.cases > 0`), at most `jobs` at a time, filtered by `selected` on case ids,
+/// each case through `control` (retries, fail-fast, progress).
+/// Fewer than two surfaces leaves nothing to compare: no cases, and a note says why.
+pub async fn run(
+    plan: Plan,
+    scenarios: &[Arc<Scenario>],
+    timing: Timing,
+    (jobs, control): (usize, Arc<crate::engine::run::RunControl>),
+    selected: &(dyn Fn(&str) -> bool + Sync),
+) -> (Vec<CaseResult>, Vec<String>) {
+    let mut notes = Vec::new();
+    if plan.surfaces.len() < 2 {
+        notes.push(format!(
+            "equivalence needs at least two surfaces; the target has {}",
+            plan.surfaces.len()
+        ));
+        return (Vec::new(), notes);
+    }
+    notes.push(format!(
+        "equivalence surfaces: {}; generated: seed {}, {} case(s) per tool",
+        plan.surfaces
+            .iter()
+            .map(SurfaceSpec::label)
+            .collect::<Vec<_>>()
+            .join(", "),
+        plan.seed,
+        plan.cases
+    ));
+    let plan = Arc::new(plan);
+    let sem = Arc::new(tokio::sync::Semaphore::new(jobs.max(1)));
+    let mut handles = Vec::new();
+    for s in scenarios {
+        if scenario_calls(s).is_empty() || !selected(&scenario_case_id(s)) {
+            continue;
+        }
+        let (plan, s, sem, control) = (plan.clone(), s.clone(), sem.clone(), control.clone());
+        control.planned(1);
+        handles.push(tokio::spawn(async move {
+            let _permit = sem.acquire().await;
+            let id = scenario_case_id(&s);
+            let req = scenario_requirement(&s);
+            let not_run = |why| result(id, req, Verdict::NotRun, why, Vec::new(), 0);
+            control
+                .run_case(|| run_scenario(&plan, &s, timing), not_run)
+                .await
+        }));
+    }
+    if plan.cases > 0 {
+        match discover_tools(&plan, timing).await {
+            Err(e) => notes.push(format!("generated equivalence did not run: {e}")),
+            Ok(tools) => {
+                for tool in tools {
+                    let name = tool.get("name").and_then(Value::as_str).unwrap_or("");
+                    if (!plan.tools.is_empty() && !plan.tools.iter().any(|t| t == name))
+                        || !selected(&generated_case_id(name))
+                    {
+                        continue;
+                    }
+                    let (plan, sem, control) = (plan.clone(), sem.clone(), control.clone());
+                    let id = generated_case_id(name);
+                    control.planned(1);
+                    handles.push(tokio::spawn(async move {
+                        let _permit = sem.acquire().await;
+                        let req = generated_requirement(
+                            tool.get("name").and_then(Value::as_str).unwrap_or(""),
+                        );
+                        let not_run = |why| result(id, req, Verdict::NotRun, why, Vec::new(), 0);
+                        control
+                            .run_case(
+                                || run_generated(plan.clone(), tool.clone(), timing),
+                                not_run,
+                            )
+                            .await
+                    }));
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for h in handles {
+        match h.await {
+            Ok(r) => out.push(r),
+            Err(e) => notes.push(format!(
+                "internal error: an equivalence case's task failed: {e}"
+            )),
+        }
+    }
+    (out, notes)
+}

@@ -1,0 +1,280 @@
+//! The ACP v1 client driver (`../shared/spec/acp.md`; <https://agentclientprotocol.com/protocol/v1>).
+//!
+//! An ACP session is a JSON-RPC 2.0 stream over the agent's stdio, one message per line, read
+//! through the same [`Client`] as MCP (raw frames kept, tolerant reading, deadlines). This module
+//! adds what is ACP's own:
+//!
+//! - [`initialize_params`]: v1 `initialize` with an integer `protocolVersion`, `clientInfo`, and
+//!   every client capability `false` (parity offers no file system and no terminal);
+//! - [`open`]: a fresh agent with `initialize` at version 1 done;
+//! - [`new_session`], [`prompt`], [`cancel`], [`tool_call`]: the session methods and the
+//!   target's tool extension method (default [`DEFAULT_TOOL_METHOD`]);
+//! - [`answer_agent_request`]: the deterministic answers to requests the agent sends the client.
+//!
+//! ACP requests carry no per-request `_meta`: sessions use the plain requests of the
+//! `initialize` era of the MCP driver.
+
+use crate::engine::check::{Ctx, Finding};
+use crate::protocol::mcp::{Client, Era, Reply};
+use crate::transport::peer::PeerError;
+use serde_json::{json, Value};
+
+/// The binding of ACP cases: `check@acp#v1`.
+pub const BINDING: &str = "acp";
+
+/// The protocol version ACP cases run at, as it appears in case ids.
+pub const REVISION: &str = "v1";
+
+/// The integer protocol version parity speaks (ACP v1).
+pub const PROTOCOL_VERSION: u64 = 1;
+
+/// The version probe that no agent supports (the TCK's `ACP-INIT-003`): the agent must answer
+/// its own latest version, not an error and not an echo.
+pub const UNSUPPORTED_PROBE: u64 = 65535;
+
+/// The tool extension method of the reference agent, used when the target names none.
+pub const DEFAULT_TOOL_METHOD: &str = "_parity/tool";
+
+/// The ACP error code "Authentication required" (v1 schema `ErrorCode`, −32000): the agent
+/// wants `authenticate` with one of its `authMethods` before the request.
+pub const AUTH_REQUIRED: i64 = -32000;
+
+/// The tool method an agent advertises in its `initialize` result: the string at
+/// `agentCapabilities._meta.parity.toolMethod` (the reference agent's convention), else
+/// [`DEFAULT_TOOL_METHOD`] when `agentCapabilities._meta` names it anywhere (as a key or a
+/// string value); `None` when it advertises neither.
+pub fn advertised_tool_method(init: &Value) -> Option<String> {
+    let meta = init.pointer("/agentCapabilities/_meta")?;
+    if let Some(m) = meta.pointer("/parity/toolMethod").and_then(Value::as_str) {
+        return Some(m.to_string());
+    }
+    fn names(v: &Value, needle: &str) -> bool {
+        match v {
+            Value::String(s) => s == needle,
+            Value::Array(a) => a.iter().any(|x| names(x, needle)),
+            Value::Object(o) => o.iter().any(|(k, x)| k == needle || names(x, needle)),
+            _ => false,
+        }
+    }
+    names(meta, DEFAULT_TOOL_METHOD).then(|| DEFAULT_TOOL_METHOD.to_string())
+}
+
+/// Where the tool method a case calls comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolMethodSource {
+    /// The target declares it (`--tool-method`, or `tool_method` under `[surfaces.acp]`).
+    Declared,
+    /// The target declares none; the agent advertises it ([`advertised_tool_method`]).
+    Advertised,
+}
+
+/// The tool method to check: the declared one, else the advertised one; `None` when the target
+/// declares none and the agent advertises none (the tool-method checks skip).
+pub fn tool_method(declared: Option<&str>, init: &Value) -> Option<(String, ToolMethodSource)> {
+    match declared {
+        Some(m) => Some((m.to_string(), ToolMethodSource::Declared)),
+        None => advertised_tool_method(init).map(|m| (m, ToolMethodSource::Advertised)),
+    }
+}
+
+/// The skip message of a tool-method check when no tool method is known.
+pub const NO_TOOL_METHOD: &str = "the target declares no tool extension method and the agent advertises none under agentCapabilities._meta; to check one, declare it with --tool-method METHOD or `tool_method` under [surfaces.acp]";
+
+/// The `authMethods` ids of an `initialize` result (empty when it lists none).
+pub fn auth_method_ids(init: &Value) -> Vec<String> {
+    init.get("authMethods")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|m| m.get("id").and_then(Value::as_str).map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The stop reasons of a v1 `session/prompt` result (`PromptResponse.stopReason`).
+pub const STOP_REASONS: [&str; 5] = [
+    "end_turn",
+    "max_tokens",
+    "max_turn_requests",
+    "refusal",
+    "cancelled",
+];
+
+/// The methods an agent may send the client in v1 (`schema/v1/meta.json`: `clientMethods`
+/// plus the protocol-level `$/cancel_request`), requests and notifications.
+pub const AGENT_TO_CLIENT_METHODS: [&str; 12] = [
+    "session/request_permission",
+    "session/update",
+    "fs/read_text_file",
+    "fs/write_text_file",
+    "terminal/create",
+    "terminal/output",
+    "terminal/release",
+    "terminal/wait_for_exit",
+    "terminal/kill",
+    "elicitation/create",
+    "elicitation/complete",
+    "$/cancel_request",
+];
+
+/// `initialize` params at `version`: `{"protocolVersion": version, "clientCapabilities": {fs:
+/// {readTextFile: false, writeTextFile: false}, terminal: false}, "clientInfo": {name, version}}`.
+pub fn initialize_params(version: u64) -> Value {
+    json!({
+        "protocolVersion": version,
+        "clientCapabilities": {
+            "fs": {"readTextFile": false, "writeTextFile": false},
+            "terminal": false
+        },
+        "clientInfo": crate::protocol::mcp::client_info(),
+    })
+}
+
+/// The deterministic answer to a request the agent sent the client:
+/// `session/request_permission` → `{"outcome": {"outcome": "cancelled"}}` (parity never grants a
+/// permission); every other method (`fs/*`, `terminal/*`, `elicitation/create`, extensions) →
+/// −32601, since parity declares none of those capabilities.
+pub fn answer_agent_request(req: &Value) -> Value {
+    let id = req.get("id").cloned().unwrap_or(Value::Null);
+    match req.get("method").and_then(Value::as_str).unwrap_or("") {
+        "session/request_permission" => json!({"jsonrpc": "2.0", "id": id,
+            "result": {"outcome": {"outcome": "cancelled"}}}),
+        _ => json!({"jsonrpc": "2.0", "id": id,
+            "error": {"code": -32601, "message": "Method not found"}}),
+    }
+}
+
+/// Makes `client` an ACP session: no `_meta` on requests, agent requests answered by
+/// [`answer_agent_request`], a one-message batch read as its message.
+pub fn as_acp(mut client: Client) -> Client {
+    client.era = Era::Legacy;
+    client.revision = REVISION.to_string();
+    client.answer = answer_agent_request;
+    client.unwrap_batches = true;
+    client
+}
+
+/// Starts a fresh agent for a case with nothing sent.
+///
+/// Errors: the agent could not be started (a `not-run` finding).
+pub async fn start(ctx: &Ctx) -> Result<Client, Finding> {
+    ctx.start_raw().await.map(as_acp)
+}
+
+/// Starts a fresh agent and runs `initialize` at version 1. Returns the session and the
+/// `initialize` result.
+///
+/// Errors (as `not-run` findings with the frames as evidence): the agent did not start, or
+/// `initialize` got no result.
+pub async fn open(ctx: &Ctx) -> Result<(Client, Value), Finding> {
+    let mut c = start(ctx).await?;
+    let reply = c
+        .request("initialize", initialize_params(PROTOCOL_VERSION))
+        .await;
+    match reply {
+        Ok(r) if r.result().is_some() => {
+            let result = r.result().cloned().unwrap_or(Value::Null);
+            Ok((c, result))
+        }
+        other => {
+            let why = match &other {
+                Ok(crate::protocol::mcp::Reply::Timeout) => {
+                    format!("no response; {}", ctx.startup_advice())
+                }
+                Ok(r) => r.describe(),
+                Err(e) => e.to_string(),
+            };
+            let (ev, tail) = ctx.close_explained(c).await;
+            Err(Finding::not_run(
+                format!("initialize failed: {why}{tail}"),
+                ev,
+            ))
+        }
+    }
+}
+
+/// The working directory parity sends in `session/new`: the system temporary directory
+/// (absolute, exists everywhere).
+pub fn session_cwd() -> String {
+    let dir = std::env::temp_dir();
+    let s = dir.to_string_lossy().into_owned();
+    if s.starts_with('/') {
+        s
+    } else {
+        "/tmp".to_string()
+    }
+}
+
+/// `session/new` with `cwd` ([`session_cwd`]) and the given `mcpServers` array.
+///
+/// Errors: the request could not be written.
+pub async fn new_session(c: &mut Client, mcp_servers: Value) -> Result<Reply, PeerError> {
+    c.request(
+        "session/new",
+        json!({"cwd": session_cwd(), "mcpServers": mcp_servers}),
+    )
+    .await
+}
+
+/// The `sessionId` of a `session/new` reply, when it is a result holding a string id.
+pub fn session_id(reply: &Reply) -> Option<String> {
+    reply
+        .result()
+        .and_then(|r| r.get("sessionId"))
+        .and_then(Value::as_str)
+        .map(str::to_string)
+}
+
+/// Prompt params: one `text` content block.
+pub fn prompt_params(session: &str, text: &str) -> Value {
+    json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]})
+}
+
+/// `session/prompt` with one text block; waits for the response (updates go to the inbox).
+///
+/// Errors: the request could not be written.
+pub async fn prompt(c: &mut Client, session: &str, text: &str) -> Result<Reply, PeerError> {
+    c.request("session/prompt", prompt_params(session, text))
+        .await
+}
+
+/// The `session/cancel` notification for a session.
+///
+/// Errors: the notification could not be written.
+pub async fn cancel(c: &mut Client, session: &str) -> Result<(), PeerError> {
+    c.notify("session/cancel", Some(json!({"sessionId": session})))
+        .await
+}
+
+/// Calls a tool through the target's tool extension method: params are the ToolCall map
+/// `{"name": name, "arguments": arguments}`, plus `sessionId` when one is given.
+///
+/// Errors: the request could not be written.
+pub async fn tool_call(
+    c: &mut Client,
+    method: &str,
+    session: Option<&str>,
+    name: &str,
+    arguments: &Value,
+) -> Result<Reply, PeerError> {
+    let mut params = json!({"name": name, "arguments": arguments});
+    if let (Some(s), Value::Object(o)) = (session, &mut params) {
+        o.insert("sessionId".into(), json!(s));
+    }
+    c.request(method, params).await
+}
+
+/// A stdio `mcpServers` entry that any agent can start: this binary's `reference mcp`, with
+/// `args` and `env` as arrays (`env` as `{name, value}` objects, per `session-setup`).
+pub fn stdio_server_entry() -> Value {
+    let exe = std::env::current_exe()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| "/usr/bin/true".into());
+    json!({
+        "name": "parity-probe",
+        "command": exe,
+        "args": ["reference", "mcp"],
+        "env": [{"name": "PARITY_PROBE", "value": "1"}],
+    })
+}
