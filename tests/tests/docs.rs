@@ -43,7 +43,7 @@ fn every_check_is_in_the_coverage_matrix() {
     for c in parity_harness::profiles::mcp::catalogue()
         .into_iter()
         .chain(acp)
-        .chain(parity_harness::profiles::mcp_http::catalogue())
+        .chain(parity_harness::profiles::mcp::http::catalogue())
         .chain(parity_harness::profiles::facade::catalogue())
         .chain(parity_harness::profiles::hygiene::catalogue())
         .chain(parity_harness::profiles::dispatcher::catalogue())
@@ -177,7 +177,7 @@ fn docs_ci_md_names_every_junit_suite_and_binding() {
             "docs/ci.md's JUnit section never names the suite `{s}`"
         );
     }
-    for (b, _) in parity_harness::reports::baseline::BINDINGS {
+    for (b, _) in parity_harness::reports::baseline::bindings() {
         assert!(
             junit.contains(&format!("`{b}`")),
             "docs/ci.md's JUnit section never names the binding `{b}`"

@@ -296,7 +296,9 @@ fn every_loader_locates_its_errors_on_edge_inputs() {
         b"\xff",
         b"#\n",
     ];
-    let known = |c: &str| parity_harness::engine::select::known_check(c, &[]);
+    let known = |c: &str| {
+        parity_harness::engine::select::known_check(&parity_harness::profiles::builtin(), c, &[])
+    };
     for bytes in edges {
         let errors: Vec<(String, String)> = vec![
             {
@@ -389,7 +391,7 @@ proptest! {
     #[test]
     fn baseline_files(bytes in input(|s| &s.baseline)) {
         let (_d, path, file) = write("baseline.yaml", &bytes);
-        let known = |c: &str| parity_harness::engine::select::known_check(c, &[]);
+        let known = |c: &str| parity_harness::engine::select::known_check(&parity_harness::profiles::builtin(), c, &[]);
         if let Err(e) = parity_harness::reports::baseline::load(&path, &known) {
             check_error(&e.to_string(), &file, &bytes)?;
         }

@@ -658,7 +658,6 @@ fn every_layer_and_profile_rule_catches_each_shape_of_back_import() {
         "guard",
         "hygiene",
         "mcp",
-        "mcp_http",
     ];
     for (i, p) in profiles.iter().enumerate() {
         let other = profiles[(i + 1) % profiles.len()];

@@ -28,6 +28,7 @@ mod fuzz;
 mod guard;
 mod html_report;
 mod hygiene;
+mod library;
 mod package;
 mod peer_death;
 mod redaction;

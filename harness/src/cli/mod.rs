@@ -6,8 +6,12 @@ pub mod bench;
 pub mod logging;
 pub mod selftest;
 
-use crate::engine::check::{CheckKind, McpTarget, SlowCall, Timing};
-use crate::engine::run::{run_mcp_with_scenarios, EraSel, RunOptions};
+pub use crate::engine::reference::{
+    acp_fake_target, fake_target, reference_acp_target, reference_slow_call, reference_target,
+};
+
+use crate::engine::check::{CheckKind, SlowCall, Timing};
+use crate::engine::run::{EraSel, RunOptions};
 use crate::profiles::mcp as checks_mcp;
 use crate::transport::peer::PeerSpec;
 use clap::{Parser, Subcommand};
@@ -380,7 +384,7 @@ struct RunArgs {
     /// (repeatable). Default: every profile the target allows; on the bundled reference (no
     /// target, --mcp, --acp or --url) that is mcp, acp, equivalence, mcp-http, facade, hygiene
     /// and dispatcher (guard needs a target with [guard]).
-    #[arg(long, value_parser = crate::engine::target::PROFILES)]
+    #[arg(long)]
     profile: Vec<String>,
     /// Generated equivalence: cases per tool (default 100; 0 turns generation off).
     #[arg(long)]
@@ -509,10 +513,25 @@ impl Effective {
     }
 }
 
-/// Parses the command line, starts the async runtime that fits the command and runs it;
-/// returns the process exit code.
+/// Parses the process's command line and runs it with parity's own profiles
+/// ([`crate::profiles::builtin`]); returns the process exit code.
 pub fn main() -> i32 {
-    let cli = match Cli::try_parse() {
+    run_with(crate::profiles::builtin(), std::env::args_os())
+}
+
+/// Parses `args` (the program name first, as `std::env::args_os` gives them), starts the async
+/// runtime that fits the command and runs it with the profiles of `registry`; returns the exit
+/// code (0 as expected, 1 a check failed or timed out, 2 usage, 3 could not run). The library
+/// entry point the `parity` binary uses: a registry extended with
+/// [`Registry::register`](crate::engine::profile::Registry::register) adds profiles to `run`,
+/// `list` and `baseline write` (docs/library.md).
+pub fn run_with<I, T>(registry: crate::engine::profile::Registry, args: I) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    crate::engine::profile::install(&registry);
+    let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() { EXIT_USAGE } else { 0 };
@@ -545,7 +564,7 @@ pub fn main() -> i32 {
             .build()
     };
     match runtime {
-        Ok(rt) => rt.block_on(dispatch(cli)),
+        Ok(rt) => rt.block_on(dispatch(cli, &registry)),
         Err(e) => {
             eprintln!("error: failed to start the async runtime: {e}");
             EXIT_COULD_NOT_RUN
@@ -554,11 +573,11 @@ pub fn main() -> i32 {
 }
 
 /// Runs a parsed command line; returns the process exit code.
-pub async fn dispatch(cli: Cli) -> i32 {
+pub async fn dispatch(cli: Cli, registry: &crate::engine::profile::Registry) -> i32 {
     match cli.command {
         Command::Run(args) => {
             watch_signals();
-            let code = cmd_run(*args).await;
+            let code = cmd_run(*args, registry).await;
             crate::transport::peer::reap_orphans().await;
             code
         }
@@ -566,7 +585,7 @@ pub async fn dispatch(cli: Cli) -> i32 {
             json,
             markdown,
             scenarios,
-        } => cmd_list(json, markdown, &scenarios),
+        } => cmd_list(registry, json, markdown, &scenarios),
         Command::Selftest { jobs } => {
             watch_signals();
             let code = crate::cli::selftest::run(jobs).await;
@@ -637,7 +656,7 @@ pub async fn dispatch(cli: Cli) -> i32 {
                     out,
                     scenarios,
                 },
-        } => cmd_baseline_write(&from, out.as_deref(), &scenarios),
+        } => cmd_baseline_write(registry, &from, out.as_deref(), &scenarios),
         Command::Report {
             action:
                 ReportCmd::Merge {
@@ -645,10 +664,10 @@ pub async fn dispatch(cli: Cli) -> i32 {
                     html,
                     scenarios,
                 },
-        } => cmd_report_merge(&reports, &html, &scenarios),
+        } => cmd_report_merge(registry, &reports, &html, &scenarios),
         Command::Report {
             action: ReportCmd::Summary { reports, html_url },
-        } => cmd_report_summary(&reports, html_url.as_deref()),
+        } => cmd_report_summary(registry, &reports, html_url.as_deref()),
         Command::Record {
             out,
             redact,
@@ -851,42 +870,6 @@ fn watch_signals() {
     }
 }
 
-/// The reference target: this binary's `reference mcp`, with its declared slow call.
-pub fn reference_target() -> McpTarget {
-    let exe = std::env::current_exe()
-        .map(|p| p.to_string_lossy().into_owned())
-        .unwrap_or_else(|_| "parity".into());
-    McpTarget {
-        name: "parity reference mcp".into(),
-        spec: PeerSpec::new(exe, vec!["reference".into(), "mcp".into()]),
-        slow_call: Some(reference_slow_call()),
-        reference: true,
-        tool_method: None,
-        cancel_prompt: None,
-        http: None,
-    }
-}
-
-/// The slow call the reference declares: `exec` of `sleep 0.2`, cancellable, 200 ms when left
-/// alone (short, so the cancellation check can listen past its natural end).
-pub fn reference_slow_call() -> SlowCall {
-    SlowCall {
-        name: "exec".into(),
-        arguments: json!({"argv": ["sleep", "0.2"]}),
-        ms: 200,
-    }
-}
-
-/// A faulty peer as a target: this binary's `fake <name>`.
-pub fn fake_target(name: &str) -> McpTarget {
-    let mut t = reference_target();
-    t.name = format!("parity fake {name}");
-    t.spec.args = vec!["fake".into(), name.into()];
-    // A faulty peer wraps the reference dispatcher and workspace.
-    t.reference = true;
-    t
-}
-
 /// The target of a run: the `--target` file, else the `--mcp`/`--acp` commands, else the
 /// bundled reference (both surfaces); `--mcp`, `--acp` and `--tool-method` override the file.
 fn run_target(args: &RunArgs) -> Result<crate::engine::target::Target, String> {
@@ -935,7 +918,7 @@ fn run_target(args: &RunArgs) -> Result<crate::engine::target::Target, String> {
             ));
         }
         target.http = Some(crate::engine::target::HttpSurface {
-            source: crate::profiles::facade::FacadeSource::Url(url.clone()),
+            source: crate::engine::http_surface::FacadeSource::Url(url.clone()),
         });
         target.reference_facade = None;
     }
@@ -978,59 +961,34 @@ fn run_target(args: &RunArgs) -> Result<crate::engine::target::Target, String> {
 }
 
 /// Whether the dispatcher profile can run: `[dispatcher]` declarations and a stdio surface.
-fn dispatcher_ready(target: &crate::engine::target::Target) -> bool {
-    target.dispatcher.is_some() && (target.mcp.is_some() || target.acp.is_some())
-}
-
-/// Whether the facade profile can run: the bundled reference facade, or an HTTP surface
-/// with `[facade]` declarations.
-fn facade_ready(target: &crate::engine::target::Target) -> bool {
-    target.reference_facade.is_some() || (target.http.is_some() && target.facade.is_some())
-}
-
-/// The profiles a run with no `--profile` and no `profiles` key runs on `target`, in order:
-/// `mcp` with an MCP surface, `acp` with an ACP surface, `equivalence` with both, `mcp-http`
-/// with an HTTP surface (or the bundled facade), `facade` with `[facade]` declarations (or the
-/// bundled facade), `hygiene` with `[hygiene]`, `dispatcher` with `[dispatcher]` and a stdio
-/// surface, `guard` with `[guard]`.
-pub fn allowed_profiles(target: &crate::engine::target::Target) -> Vec<String> {
-    let mut p = Vec::new();
-    if target.mcp.is_some() {
-        p.push("mcp".to_string());
-    }
-    if target.acp.is_some() {
-        p.push("acp".to_string());
-    }
-    if target.mcp.is_some() && target.acp.is_some() {
-        p.push("equivalence".to_string());
-    }
-    if target.http.is_some() || target.reference_facade.is_some() {
-        p.push("mcp-http".to_string());
-    }
-    if facade_ready(target) {
-        p.push("facade".to_string());
-    }
-    if target.hygiene.is_some() {
-        p.push("hygiene".to_string());
-    }
-    if dispatcher_ready(target) {
-        p.push("dispatcher".to_string());
-    }
-    if target.guard.is_some() {
-        p.push("guard".to_string());
-    }
-    p
+/// The profiles a run with no `--profile` and no `profiles` key runs on `target`, in the
+/// registry's order (parity's own: `mcp` with an MCP surface, `acp` with an ACP surface,
+/// `equivalence` with both, `mcp-http` with an HTTP surface (or the bundled facade), `facade`
+/// with `[facade]` declarations (or the bundled facade), `hygiene` with `[hygiene]`,
+/// `dispatcher` with `[dispatcher]` and a stdio surface, `guard` with `[guard]`).
+pub fn allowed_profiles(
+    registry: &crate::engine::profile::Registry,
+    target: &crate::engine::target::Target,
+) -> Vec<String> {
+    registry.defaults_for(target)
 }
 
 /// The profiles `parity run` with no target, surface or `--profile` runs on the bundled
 /// reference ([`allowed_profiles`] of `crate::engine::target::reference`); `run --help` and the docs
 /// name these.
 pub fn default_run_profiles() -> Vec<String> {
-    allowed_profiles(&crate::engine::target::reference())
+    allowed_profiles(
+        &crate::profiles::builtin(),
+        &crate::engine::target::reference(),
+    )
 }
 
 /// The profiles to run: `--profile`, else the target's, else [`allowed_profiles`].
+///
+/// Errors: a profile the registry does not hold, or one the target cannot run (why, naming the
+/// flag or table that would supply it).
 fn run_profiles(
+    registry: &crate::engine::profile::Registry,
     args: &RunArgs,
     target: &crate::engine::target::Target,
 ) -> Result<Vec<String>, String> {
@@ -1039,67 +997,24 @@ fn run_profiles(
     } else if !target.profiles.is_empty() {
         target.profiles.clone()
     } else {
-        allowed_profiles(target)
+        allowed_profiles(registry, target)
     };
     profiles.dedup();
     for p in &profiles {
-        let ok = match p.as_str() {
-            "mcp" => target.mcp.is_some(),
-            "acp" => target.acp.is_some(),
-            "facade" => facade_ready(target),
-            "mcp-http" => target.http.is_some() || target.reference_facade.is_some(),
-            "hygiene" => target.hygiene.is_some(),
-            "dispatcher" => dispatcher_ready(target),
-            "guard" => target.guard.is_some(),
-            // Two surfaces at least: an MCP server counts once per era it speaks (known only
-            // once it runs), an ACP agent once.
-            _ => target.mcp.is_some(),
-        };
-        if !ok {
-            return Err(match p.as_str() {
-                "mcp" => "profile mcp needs an MCP surface (--mcp or [surfaces.mcp]), and the target has none".to_string(),
-                "acp" => "profile acp needs an ACP surface (--acp or [surfaces.acp]), and the target has none".to_string(),
-                "mcp-http" => "profile mcp-http needs an MCP server over Streamable HTTP (--url or [surfaces.http])".to_string(),
-                "facade" => "profile facade needs [surfaces.http] (the facade's url or command) and [facade] (hooks and declarations, docs/facade.md)".to_string(),
-                "hygiene" => "profile hygiene needs [hygiene] (the host command and its declarations, docs/hygiene.md); or run `parity hygiene -- CMD`".to_string(),
-                "dispatcher" => "profile dispatcher needs [dispatcher] (tool names, labels and the configurations, docs/dispatcher.md) and an MCP or ACP surface".to_string(),
-                "guard" => "profile guard needs [guard] (the rules file and the root to scan, docs/guard.md); or run `parity guard`".to_string(),
-                _ => "profile equivalence needs two surfaces: an MCP surface (each protocol era it speaks counts) beside an ACP surface, or an MCP server that speaks both eras".to_string(),
-            });
+        match registry.get(p) {
+            Some(profile) => profile.ready(target)?,
+            None => {
+                return Err(format!(
+                    "unknown profile {p} (known: {})",
+                    registry.names().join(", ")
+                ))
+            }
         }
     }
     Ok(profiles)
 }
 
-/// The reference ACP agent as a target of the ACP profile: this binary's `reference acp`, its
-/// tool method and its cancellable prompt declared.
-pub fn reference_acp_target() -> McpTarget {
-    let mut t = reference_target();
-    t.name = "parity reference acp".into();
-    t.spec.args = vec!["reference".into(), "acp".into()];
-    t.slow_call = None;
-    t.tool_method = Some(parity_reference::acp::TOOL_METHOD.into());
-    t.cancel_prompt = Some(parity_reference::acp::WAIT_FOR_CANCEL.into());
-    t
-}
-
-/// A faulty or benign ACP agent as a target of the ACP profile: this binary's `fake <name>`,
-/// declaring the tool method the fault serves, or for a benign agent
-/// (`parity_fakes::acp_benign_catalogue`) the one its entry declares (usually none).
-pub fn acp_fake_target(name: &str) -> McpTarget {
-    let mut t = reference_acp_target();
-    t.name = format!("parity fake {name}");
-    t.spec.args = vec!["fake".into(), name.into()];
-    if let Some(m) = parity_fakes::find_acp(name).and_then(|f| f.tool_method) {
-        t.tool_method = Some(m.into());
-    }
-    if let Some(b) = parity_fakes::find_acp_benign(name) {
-        t.tool_method = b.tool_method.map(str::to_string);
-    }
-    t
-}
-
-async fn cmd_run(args: RunArgs) -> i32 {
+async fn cmd_run(args: RunArgs, registry: &crate::engine::profile::Registry) -> i32 {
     let target = match run_target(&args) {
         Ok(t) => t,
         Err(e) => {
@@ -1107,7 +1022,7 @@ async fn cmd_run(args: RunArgs) -> i32 {
             return EXIT_USAGE;
         }
     };
-    let profiles = match run_profiles(&args, &target) {
+    let profiles = match run_profiles(registry, &args, &target) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("error: {e}");
@@ -1231,7 +1146,7 @@ async fn cmd_run(args: RunArgs) -> i32 {
         &args.filter,
         &args.skip,
         partition.clone(),
-        &crate::engine::select::units(&scenarios),
+        &crate::engine::select::units(registry, &scenarios),
     ) {
         Ok(s) => s,
         Err(e) => {
@@ -1242,7 +1157,8 @@ async fn cmd_run(args: RunArgs) -> i32 {
     let baseline = match &eff.baseline {
         None => None,
         Some(path) => {
-            let known = |check: &str| crate::engine::select::known_check(check, &scenarios);
+            let known =
+                |check: &str| crate::engine::select::known_check(registry, check, &scenarios);
             match crate::reports::baseline::load(path, &known) {
                 Ok(b) => Some(std::sync::Arc::new(b)),
                 Err(e) => {
@@ -1301,173 +1217,31 @@ async fn cmd_run(args: RunArgs) -> i32 {
             continue;
         }
         tracing::info!(profile = %profile, target = %target.name, "profile starting");
-        match profile.as_str() {
-            "mcp" => {
-                let Some(m) = &target.mcp else { continue };
-                let mut spec = match PeerSpec::from_command_line(&m.command) {
-                    Ok(s) => s,
-                    Err(e) => {
-                        eprintln!("error: surfaces.mcp.command: {e}");
-                        return EXIT_USAGE;
-                    }
-                };
-                spec.line_cap = args.line_cap;
-                let mut t = McpTarget::new(m.command.clone(), spec);
-                t.reference = m.reference;
-                if is_reference {
-                    t = reference_target();
-                    t.spec.line_cap = args.line_cap;
+        let Some(p) = registry.get(profile) else {
+            continue;
+        };
+        let req = crate::engine::profile::RunRequest {
+            target: &target,
+            opts: &opts,
+            scenarios: &scenarios,
+            era: args.era,
+            line_cap: args.line_cap,
+            slow_call: slow_call.clone(),
+            is_reference,
+            seed: args.seed,
+            cases: args.cases,
+        };
+        match p.run(&req).await {
+            Ok(r) => {
+                could_not_run.extend(r.could_not_run);
+                if let Some(eras) = r.eras {
+                    opts.eras = eras;
                 }
-                if slow_call.is_some() {
-                    t.slow_call = slow_call.clone();
-                }
-                opts.eras = args.era.unwrap_or(m.eras);
-                match run_mcp_with_scenarios(t, &opts, &scenarios).await {
-                    Ok(r) => {
-                        if r.eras.is_empty() {
-                            let notes = r.notes.join("; ");
-                            let hint = if notes.contains("protocolVersion") {
-                                " (the peer answered like an ACP agent: check it with --acp)"
-                            } else {
-                                ""
-                            };
-                            could_not_run.push(format!(
-                                "the MCP surface did not start, or answered neither initialize nor server/discover: {notes}{hint}"
-                            ));
-                        }
-                        merge(&mut report, r);
-                    }
-                    Err(e) => {
-                        eprintln!("error: {e}");
-                        return EXIT_USAGE;
-                    }
-                }
+                merge(&mut report, r.report);
             }
-            "acp" => {
-                let Some(a) = &target.acp else { continue };
-                let mut spec = match PeerSpec::from_command_line(&a.command) {
-                    Ok(s) => s,
-                    Err(e) => {
-                        eprintln!("error: surfaces.acp.command: {e}");
-                        return EXIT_USAGE;
-                    }
-                };
-                spec.line_cap = args.line_cap;
-                let mut t = McpTarget::new(a.command.clone(), spec);
-                t.tool_method = a.tool_method.clone();
-                t.cancel_prompt = a.cancel_prompt.clone();
-                t.reference = is_reference;
-                match crate::engine::run::run_acp(t, &opts).await {
-                    Ok(r) => {
-                        if r.eras.is_empty() {
-                            let notes = r.notes.join("; ");
-                            let hint = if notes.contains("protocolVersion") {
-                                " (the peer answered like an MCP server: check it with --mcp)"
-                            } else {
-                                ""
-                            };
-                            could_not_run.push(format!(
-                                "the ACP agent did not start, or did not answer initialize: {notes}{hint}"
-                            ));
-                        }
-                        merge(&mut report, r);
-                    }
-                    Err(e) => {
-                        eprintln!("error: {e}");
-                        return EXIT_USAGE;
-                    }
-                }
-            }
-            "mcp-http" => {
-                opts.eras = args.era.unwrap_or(EraSel::All);
-                match run_mcp_http_profile(&target, &opts, args.line_cap).await {
-                    Ok(r) => {
-                        if r.eras.is_empty() {
-                            could_not_run.push(format!(
-                                "the MCP server over Streamable HTTP answered neither initialize nor server/discover: {}",
-                                r.notes.join("; ")
-                            ));
-                        }
-                        merge(&mut report, r);
-                    }
-                    Err(e) => {
-                        could_not_run.push(format!("the MCP server over HTTP did not start: {e}"))
-                    }
-                }
-            }
-            "hygiene" => match crate::profiles::hygiene::run_profile(&target, &opts).await {
-                Ok(r) => {
-                    could_not_run.extend(r.could_not_run.iter().cloned());
-                    merge(&mut report, r);
-                }
-                Err(e) => could_not_run.push(format!("the hygiene probe could not run: {e}")),
-            },
-            "dispatcher" => {
-                let Some(decl) = target.dispatcher.clone() else {
-                    continue;
-                };
-                match crate::profiles::dispatcher::surfaces(&target, opts.timing, args.line_cap)
-                    .await
-                {
-                    Ok((surfaces, notes)) => {
-                        let mut r =
-                            crate::profiles::dispatcher::run(&target.name, surfaces, decl, &opts)
-                                .await;
-                        if !r.could_not_run.is_empty() {
-                            could_not_run.push(format!(
-                                "{}: {}",
-                                r.could_not_run.join("; "),
-                                notes.join("; ")
-                            ));
-                        }
-                        r.notes.extend(notes);
-                        merge(&mut report, r);
-                    }
-                    Err(e) => {
-                        eprintln!("error: {e}");
-                        return EXIT_USAGE;
-                    }
-                }
-            }
-            "guard" => match crate::profiles::guard::run_profile(&target, &opts) {
-                Ok(r) => merge(&mut report, r),
-                Err(e) => {
-                    eprintln!("error: guard: {e}");
-                    return EXIT_USAGE;
-                }
-            },
-            "facade" => match run_facade_profile(&target, &opts).await {
-                Ok(r) => {
-                    if r.eras.is_empty() {
-                        could_not_run.push(format!(
-                            "the facade did not start, or did not answer initialize: {}",
-                            r.notes.join("; ")
-                        ));
-                    }
-                    merge(&mut report, r);
-                }
-                Err(e) => {
-                    could_not_run.push(format!("the facade did not start: {e}"));
-                }
-            },
-            _ => {
-                let r = run_equivalence(&args, &target, &opts, &scenarios, is_reference).await;
-                match r {
-                    Ok(r) => {
-                        if let Some(n) = r
-                            .notes
-                            .iter()
-                            .find(|n| n.starts_with("equivalence needs at least two surfaces"))
-                        {
-                            could_not_run.push(n.clone());
-                        }
-                        merge(&mut report, r)
-                    }
-                    Err(e) => {
-                        eprintln!("error: {e}");
-                        return EXIT_USAGE;
-                    }
-                }
+            Err(e) => {
+                eprintln!("error: {e}");
+                return EXIT_USAGE;
             }
         }
     }
@@ -1608,91 +1382,6 @@ fn show_list(v: &[String]) -> String {
     }
 }
 
-/// The mcp-http profile of a run: the MCP checks that are not stdio-specific plus the
-/// Streamable HTTP transport's own, against the `--url`/`[surfaces.http]` endpoint, one
-/// parity starts from `[surfaces.http] command`, or the bundled reference facade in its
-/// direct catalogue form answering in SSE (started, then shut down).
-///
-/// Errors: the command could not start or printed no URL.
-async fn run_mcp_http_profile(
-    target: &crate::engine::target::Target,
-    opts: &RunOptions,
-    line_cap: usize,
-) -> Result<crate::engine::run::RunReport, String> {
-    use crate::profiles::facade::FacadeSource;
-    let source = match (&target.http, target.reference_facade) {
-        (Some(h), _) => h.source.clone(),
-        (None, Some(_)) => {
-            let exe = std::env::current_exe()
-                .map(|p| p.to_string_lossy().into_owned())
-                .map_err(|e| format!("cannot find this executable: {e}"))?;
-            FacadeSource::Command(crate::profiles::facade::reference_http_spec(exe))
-        }
-        (None, None) => return Err("the target has no [surfaces.http]".into()),
-    };
-    let name = if target.reference_facade.is_some() && target.http.is_none() {
-        "parity reference facade --catalogue direct --response sse".to_owned()
-    } else {
-        target.name.clone()
-    };
-    run_mcp_http(&name, source, opts, line_cap).await
-}
-
-/// Runs the mcp-http profile against an endpoint, or a command parity starts (and shuts
-/// down) that prints its endpoint first.
-///
-/// Errors: the command could not start or printed no URL.
-pub async fn run_mcp_http(
-    name: &str,
-    source: crate::profiles::facade::FacadeSource,
-    opts: &RunOptions,
-    line_cap: usize,
-) -> Result<crate::engine::run::RunReport, String> {
-    use crate::profiles::facade::{start, FacadeSource};
-    let (url, mut started) = match source {
-        FacadeSource::Url(u) => (u, None),
-        FacadeSource::Command(spec) => {
-            let s = start(&spec, opts.timing.case).await?;
-            (s.url.clone(), Some(s))
-        }
-    };
-    let mut spec = PeerSpec::new(url.clone(), Vec::new());
-    spec.line_cap = line_cap;
-    let mut t = McpTarget::new(name, spec);
-    t.http = Some(url);
-    let r = crate::engine::run::run_mcp_with_scenarios(t, opts, &[]).await;
-    if let Some(s) = started.as_mut() {
-        s.peer.shutdown(opts.timing.grace).await;
-    }
-    r
-}
-
-/// The facade profile of a run: the bundled reference facade, a facade at a URL, or one
-/// parity starts from `[surfaces.http] command` (shut down afterwards).
-///
-/// Errors: the facade command could not start or printed no URL.
-async fn run_facade_profile(
-    target: &crate::engine::target::Target,
-    opts: &RunOptions,
-) -> Result<crate::engine::run::RunReport, String> {
-    use crate::profiles::facade::{run_facade, run_reference, start, FacadeSource};
-    if let Some(form) = target.reference_facade {
-        return run_reference(None, form, opts).await;
-    }
-    let (Some(http), Some(decl)) = (&target.http, &target.facade) else {
-        return Err("the target has no [surfaces.http] with [facade]".into());
-    };
-    match &http.source {
-        FacadeSource::Url(url) => Ok(run_facade(&target.name, url, decl, opts).await),
-        FacadeSource::Command(spec) => {
-            let mut started = start(spec, opts.timing.case).await?;
-            let r = run_facade(&target.name, &started.url, decl, opts).await;
-            started.peer.shutdown(opts.timing.grace).await;
-            Ok(r)
-        }
-    }
-}
-
 /// Appends one profile's report to the run's.
 fn merge(into: &mut crate::engine::run::RunReport, r: crate::engine::run::RunReport) {
     into.eras.extend(r.eras);
@@ -1702,67 +1391,11 @@ fn merge(into: &mut crate::engine::run::RunReport, r: crate::engine::run::RunRep
     into.seed = into.seed.or(r.seed);
 }
 
-/// The equivalence profile of a run.
-async fn run_equivalence(
-    args: &RunArgs,
-    target: &crate::engine::target::Target,
-    opts: &RunOptions,
-    scenarios: &[std::sync::Arc<crate::engine::scenario::Scenario>],
-    is_reference: bool,
-) -> Result<crate::engine::run::RunReport, String> {
-    let (surfaces, notes) =
-        crate::profiles::equivalence::surfaces_of(target, opts.timing, args.line_cap).await?;
-    let seed = args
-        .seed
-        .or(target.equivalence.seed)
-        .unwrap_or_else(random_seed);
-    let plan = crate::profiles::equivalence::Plan {
-        surfaces,
-        volatile: target.equivalence.volatile.clone(),
-        compare_messages: target.equivalence.compare_messages,
-        stateful: target.equivalence.stateful.clone(),
-        tools: target.equivalence.tools.clone(),
-        cases: args.cases.or(target.equivalence.cases).unwrap_or(100),
-        seed,
-        reference: is_reference || target.mcp.as_ref().is_some_and(|m| m.reference),
-    };
-    let selected = |id: &str| opts.selection.selects(id);
-    let (cases, more) = crate::profiles::equivalence::run(
-        plan,
-        scenarios,
-        opts.timing,
-        (opts.jobs, opts.control.clone()),
-        &selected,
-    )
-    .await;
-    Ok(crate::engine::run::RunReport {
-        target: target.name.clone(),
-        eras: Default::default(),
-        notes: notes.into_iter().chain(more).collect(),
-        cases,
-        duration_ms: 0,
-        started_at: None,
-        seed: Some(seed),
-        stale: Vec::new(),
-        partition: None,
-        could_not_run: Vec::new(),
-        startup_ms: Default::default(),
-    })
-}
-
-/// A seed from the clock and the process id, for runs that name none.
-fn random_seed() -> u64 {
-    let t = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0);
-    t ^ (u64::from(std::process::id()) << 32)
-}
-
 /// `parity baseline write --from REPORT… [--out FILE] [--scenarios DIR]…`: 0 written, 2 a bad
 /// report, a report of a run that could not happen, or an unwritable file. A sharded run's
 /// reports are combined (a note names missing shards); an existing `--out` keeps its reasons.
 fn cmd_baseline_write(
+    registry: &crate::engine::profile::Registry,
     from: &[PathBuf],
     out: Option<&std::path::Path>,
     scenario_dirs: &[PathBuf],
@@ -1773,7 +1406,7 @@ fn cmd_baseline_write(
             return EXIT_USAGE;
         }
     }
-    let reports = match load_reports(from, scenario_dirs) {
+    let reports = match load_reports(registry, from, scenario_dirs) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");
@@ -1839,7 +1472,8 @@ fn cmd_baseline_write(
             .flat_map(crate::reports::report_file::described_checks)
             .collect();
         let known = |check: &str| {
-            described.contains(check) || crate::engine::select::known_check(check, &scenarios)
+            described.contains(check)
+                || crate::engine::select::known_check(registry, check, &scenarios)
         };
         match crate::reports::baseline::load(path, &known) {
             Ok(b) => {
@@ -1881,14 +1515,19 @@ fn cmd_baseline_write(
 
 /// `parity report merge A.json B.json… --html FILE [--scenarios DIR]…`: 0 written, 2 a bad report or an
 /// unwritable file.
-fn cmd_report_merge(reports: &[PathBuf], html: &std::path::Path, scenario_dirs: &[PathBuf]) -> i32 {
+fn cmd_report_merge(
+    registry: &crate::engine::profile::Registry,
+    reports: &[PathBuf],
+    html: &std::path::Path,
+    scenario_dirs: &[PathBuf],
+) -> i32 {
     for r in reports {
         if let Some(e) = same_file(&[("a report", Some(r)), ("--html", Some(html))]) {
             eprintln!("error: {e}");
             return EXIT_USAGE;
         }
     }
-    let values = match load_reports(reports, scenario_dirs) {
+    let values = match load_reports(registry, reports, scenario_dirs) {
         Ok(v) => v,
         Err(e) => {
             eprintln!("error: {e}");
@@ -1911,8 +1550,12 @@ fn cmd_report_merge(reports: &[PathBuf], html: &std::path::Path, scenario_dirs: 
 /// Errors: a scenario directory or a report that does not load, with file and line.
 /// `parity report summary`: the Markdown of [`crate::reports::summary::markdown`] on stdout; exit 2 when
 /// a report is unreadable or invalid.
-fn cmd_report_summary(reports: &[PathBuf], html_url: Option<&str>) -> i32 {
-    let values = match load_reports(reports, &[]) {
+fn cmd_report_summary(
+    registry: &crate::engine::profile::Registry,
+    reports: &[PathBuf],
+    html_url: Option<&str>,
+) -> i32 {
+    let values = match load_reports(registry, reports, &[]) {
         Ok(v) => v,
         Err(e) => {
             eprintln!("error: {e}");
@@ -1930,9 +1573,13 @@ fn cmd_report_summary(reports: &[PathBuf], html_url: Option<&str>) -> i32 {
     }
 }
 
-fn load_reports(paths: &[PathBuf], scenario_dirs: &[PathBuf]) -> Result<Vec<Value>, String> {
+fn load_reports(
+    registry: &crate::engine::profile::Registry,
+    paths: &[PathBuf],
+    scenario_dirs: &[PathBuf],
+) -> Result<Vec<Value>, String> {
     let scenarios = crate::engine::scenario::load_all(scenario_dirs)?;
-    let known = |check: &str| crate::engine::select::known_check(check, &scenarios);
+    let known = |check: &str| crate::engine::select::known_check(registry, check, &scenarios);
     paths
         .iter()
         .map(|p| crate::reports::report_file::load(p, &known).map_err(|e| e.to_string()))
@@ -1985,8 +1632,12 @@ fn parse_slow_call(s: &str) -> Result<SlowCall, String> {
     })
 }
 
-fn cmd_list(as_json: bool, markdown: bool, scenario_dirs: &[PathBuf]) -> i32 {
-    let cat = checks_mcp::catalogue();
+fn cmd_list(
+    registry: &crate::engine::profile::Registry,
+    as_json: bool,
+    markdown: bool,
+    scenario_dirs: &[PathBuf],
+) -> i32 {
     if markdown {
         crate::out!("{}", crate::reports::catalogue_doc::markdown());
         return 0;
@@ -1999,43 +1650,7 @@ fn cmd_list(as_json: bool, markdown: bool, scenario_dirs: &[PathBuf]) -> i32 {
             return EXIT_USAGE;
         }
     };
-    let acp_cat = crate::profiles::acp::catalogue();
-    let http_cat = crate::profiles::mcp_http::catalogue();
-    let facade_cat = crate::profiles::facade::catalogue();
-    let hygiene_cat = crate::profiles::hygiene::catalogue();
-    let dispatcher_cat = crate::profiles::dispatcher::catalogue();
-    let guard_cat = crate::profiles::guard::catalogue();
-    let with_binding: Vec<(&str, &crate::engine::check::Check)> = cat
-        .iter()
-        .map(|c| (checks_mcp::BINDING, c))
-        .chain(
-            cat.iter()
-                .filter(|c| !crate::profiles::mcp_http::stdio_only(c.id))
-                .chain(http_cat.iter())
-                .map(|c| (crate::engine::check::HTTP_BINDING, c)),
-        )
-        .chain(acp_cat.iter().map(|c| (crate::protocol::acp::BINDING, c)))
-        .chain(
-            facade_cat
-                .iter()
-                .map(|c| (crate::profiles::facade::BINDING, c)),
-        )
-        .chain(
-            hygiene_cat
-                .iter()
-                .map(|c| (crate::profiles::hygiene::BINDING, c)),
-        )
-        .chain(
-            dispatcher_cat
-                .iter()
-                .map(|c| (crate::profiles::dispatcher::binding_of(c.id), c)),
-        )
-        .chain(
-            guard_cat
-                .iter()
-                .map(|c| (crate::profiles::guard::BINDING, c)),
-        )
-        .collect();
+    let with_binding: Vec<(&str, crate::engine::check::Check)> = registry.checks();
     if as_json {
         let mut items: Vec<Value> = with_binding
             .iter()
@@ -2047,7 +1662,7 @@ fn cmd_list(as_json: bool, markdown: bool, scenario_dirs: &[PathBuf]) -> i32 {
                 | CheckKind::Facade(_)
                 | CheckKind::Hygiene(_)
                 | CheckKind::Dispatcher(_)
-                | CheckKind::Guard => "active", CheckKind::Monitor(_) => "monitor" },
+                | CheckKind::Guard | CheckKind::Own => "active", CheckKind::Monitor(_) => "monitor" },
                         "level": c.level.as_str(),
                         "revisions": c.revs.describe(),
                         "capability": c.capability,
@@ -2057,23 +1672,19 @@ fn cmd_list(as_json: bool, markdown: bool, scenario_dirs: &[PathBuf]) -> i32 {
                     })
             })
             .collect();
-        items.extend(
-            crate::profiles::equivalence::EQUIVALENCE_CHECKS
-                .iter()
-                .map(|id| {
-                    json!({
-                        "id": id,
-                        "binding": crate::profiles::equivalence::BINDING,
-                        "kind": "active",
-                        "level": "MUST",
-                        "revisions": "all surfaces",
-                        "capability": "tools",
-                        "spec": crate::profiles::equivalence::SPEC,
-                        "requirement": crate::profiles::equivalence::QUOTE,
-                        "quote": crate::profiles::equivalence::QUOTE,
-                    })
-                }),
-        );
+        items.extend(registry.families().iter().map(|f| {
+            json!({
+                "id": f.id,
+                "binding": f.binding,
+                "kind": "active",
+                "level": f.level,
+                "revisions": f.revisions,
+                "capability": f.capability,
+                "spec": f.spec,
+                "requirement": f.quote,
+                "quote": f.quote,
+            })
+        }));
         items.extend(scenarios.iter().map(|s| {
             json!({
                 "id": s.id,
@@ -2109,13 +1720,13 @@ fn cmd_list(as_json: bool, markdown: bool, scenario_dirs: &[PathBuf]) -> i32 {
             c.spec_url(c.home_revision())
         );
     }
-    for id in crate::profiles::equivalence::EQUIVALENCE_CHECKS {
+    for f in registry.families() {
         crate::outln!(
             "{:<44} {:<10} {:<24} {}",
-            id,
-            "MUST",
-            "all surfaces",
-            crate::profiles::equivalence::SPEC
+            f.id,
+            f.level,
+            f.revisions,
+            f.spec
         );
     }
     for s in &scenarios {

@@ -8,9 +8,11 @@
 
 use crate::cli::{acp_fake_target, fake_target, reference_acp_target, reference_target};
 use crate::engine::check::{Level, Timing, Verdict};
-use crate::engine::run::{run_acp, run_mcp, EraSel, RunOptions, RunReport};
+use crate::engine::run::{EraSel, RunOptions, RunReport};
 use crate::profiles::acp as checks_acp;
+use crate::profiles::acp::run_acp;
 use crate::profiles::mcp as checks_mcp;
+use crate::profiles::mcp::run_mcp;
 use parity_fakes::AcpProfile;
 use std::collections::BTreeMap;
 
@@ -23,7 +25,7 @@ pub fn all_checks() -> Vec<(String, Level)> {
     let mut v: Vec<(String, Level)> = checks_mcp::catalogue()
         .iter()
         .chain(checks_acp::catalogue().iter())
-        .chain(crate::profiles::mcp_http::catalogue().iter())
+        .chain(crate::profiles::mcp::http::catalogue().iter())
         .chain(crate::profiles::facade::catalogue().iter())
         .chain(crate::profiles::hygiene::catalogue().iter())
         .chain(crate::profiles::dispatcher::catalogue().iter())
@@ -332,9 +334,9 @@ pub async fn rows(jobs: usize) -> Vec<Row> {
         runs.push((
             name,
             Box::pin(async move {
-                crate::cli::run_mcp_http(
+                crate::profiles::mcp::http::run_mcp_http(
                     &format!("parity fake-http {name}"),
-                    crate::profiles::facade::FacadeSource::Command(spec),
+                    crate::engine::http_surface::FacadeSource::Command(spec),
                     &o,
                     crate::transport::wire::DEFAULT_LINE_CAP,
                 )
@@ -416,9 +418,9 @@ pub async fn rows(jobs: usize) -> Vec<Row> {
         benign_runs.push((
             name,
             Box::pin(async move {
-                crate::cli::run_mcp_http(
+                crate::profiles::mcp::http::run_mcp_http(
                     &format!("parity fake-http {name}"),
-                    crate::profiles::facade::FacadeSource::Command(spec),
+                    crate::engine::http_surface::FacadeSource::Command(spec),
                     &o,
                     crate::transport::wire::DEFAULT_LINE_CAP,
                 )
@@ -449,9 +451,9 @@ pub async fn rows(jobs: usize) -> Vec<Row> {
         runs.push((
             "reference facade over HTTP",
             Box::pin(async move {
-                let mut report = crate::cli::run_mcp_http(
+                let mut report = crate::profiles::mcp::http::run_mcp_http(
                     "parity reference facade",
-                    crate::profiles::facade::FacadeSource::Command(spec),
+                    crate::engine::http_surface::FacadeSource::Command(spec),
                     &o,
                     crate::transport::wire::DEFAULT_LINE_CAP,
                 )

@@ -209,6 +209,10 @@ pub enum CheckKind {
     Dispatcher(crate::profiles::dispatcher::DispatcherFn),
     /// Judges one static scan of a source tree (the `guard` profile, `crate::profiles::guard`).
     Guard,
+    /// Run by its profile's own [`Profile::run`](crate::engine::profile::Profile::run), which
+    /// plans its cases and judges them; the engine's runners never call it (a profile
+    /// registered through the library uses this).
+    Own,
 }
 
 /// Which revisions a check applies to.
@@ -349,13 +353,16 @@ pub struct McpTarget {
 /// The binding of MCP cases over Streamable HTTP.
 pub const HTTP_BINDING: &str = "mcp-http";
 
+/// The binding of MCP cases over stdio (and of scenarios).
+pub const STDIO_BINDING: &str = "mcp-stdio";
+
 impl McpTarget {
     /// The binding of this target's MCP cases: `mcp-http` or `mcp-stdio`.
     pub fn binding(&self) -> &'static str {
         if self.http.is_some() {
             HTTP_BINDING
         } else {
-            crate::profiles::mcp::BINDING
+            STDIO_BINDING
         }
     }
 

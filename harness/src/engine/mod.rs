@@ -6,8 +6,11 @@
 //! imports only the layers below it.
 
 pub mod check;
+pub mod http_surface;
 pub mod outcome;
+pub mod profile;
 pub mod redact;
+pub mod reference;
 pub mod run;
 pub mod scenario;
 pub mod select;

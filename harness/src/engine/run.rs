@@ -11,7 +11,6 @@ use crate::engine::check::{
     evidence, Check, CheckKind, Ctx, Finding, McpTarget, MonitorInput, ServerFacts, SessionLog,
     Timing, Verdict,
 };
-use crate::profiles::mcp as checks_mcp;
 use crate::protocol::mcp::{
     discover_means_modern, initialize_params, Client, Era, EraSupport, MODERN_REVISION,
 };
@@ -653,7 +652,8 @@ struct Planned {
     revision: String,
 }
 
-pub(crate) fn case_id(binding: &str, check: &str, revision: &str) -> String {
+/// The id of a case: `check@binding#revision` (DESIGN.md §Outcome model).
+pub fn case_id(binding: &str, check: &str, revision: &str) -> String {
     format!("{check}@{binding}#{revision}")
 }
 
@@ -704,24 +704,27 @@ pub fn glob_set(globs: &[String]) -> Result<Option<globset::GlobSet>, String> {
     b.build().map(Some).map_err(|e| e.to_string())
 }
 
-/// Runs the MCP stdio profile against a target: the check catalogue plus the shipped scenarios
-/// (`crate::engine::scenario::shipped`).
-///
-/// Errors: an invalid `--filter`/`--skip` glob (a usage error).
-pub async fn run_mcp(target: McpTarget, opts: &RunOptions) -> Result<RunReport, String> {
-    // --- scenarios (crate::engine::scenario) ---
-    let scenarios = crate::engine::scenario::load_all(&[])?;
-    run_mcp_with_scenarios(target, opts, &scenarios).await
+/// A profile's catalogue as the runners take it: the checks, and which of them share one
+/// session per binding and revision (`crate::engine::check::SessionPool`).
+#[derive(Clone)]
+pub struct Catalogue {
+    /// The checks to plan, each once per revision it applies to.
+    pub checks: Vec<Check>,
+    /// Whether the check of this id runs in its binding's shared session.
+    pub shares_session: fn(&str) -> bool,
 }
 
-/// Runs the MCP stdio profile against a target: the check catalogue plus exactly the given
-/// scenarios (see `crate::engine::scenario::load_all`), each as one case per era it applies to, at the
-/// revision chosen for that era.
+/// Runs an MCP catalogue against a target (over stdio, or over Streamable HTTP when the target
+/// has a URL): every check of `catalogue` plus exactly the given scenarios (see
+/// `crate::engine::scenario::load_all`; none over HTTP), each as one case per era it applies
+/// to, at the revision chosen for that era. The `mcp` and `mcp-http` profiles give their
+/// catalogues (`crate::profiles::mcp::run_mcp_with_scenarios`).
 ///
 /// Errors: an invalid `--filter`/`--skip` glob (a usage error).
-pub async fn run_mcp_with_scenarios(
+pub async fn run_mcp_catalogue(
     target: McpTarget,
     opts: &RunOptions,
+    catalogue: Catalogue,
     scenarios: &[Arc<crate::engine::scenario::Scenario>],
 ) -> Result<RunReport, String> {
     let started = Instant::now();
@@ -731,15 +734,10 @@ pub async fn run_mcp_with_scenarios(
     let mut eras = HashMap::new();
     let mut notes = support.notes.clone();
     let binding = target.binding();
-    let mut catalogue = checks_mcp::catalogue();
+    let shares_session = catalogue.shares_session;
+    let catalogue = catalogue.checks;
+    // Scenarios are stdio exchanges: none run over Streamable HTTP.
     let scenarios = if target.http.is_some() {
-        // Over Streamable HTTP: the transport-neutral checks plus the transport's own.
-        catalogue.retain(|c| !crate::profiles::mcp_http::stdio_only(c.id));
-        catalogue = catalogue
-            .into_iter()
-            .map(crate::profiles::mcp_http::over_http)
-            .collect();
-        catalogue.extend(crate::profiles::mcp_http::catalogue());
         &[][..]
     } else {
         scenarios
@@ -839,7 +837,7 @@ pub async fn run_mcp_with_scenarios(
             let r = run_era(
                 &target,
                 &facts,
-                (binding, mcp_monitor_session),
+                (binding, mcp_monitor_session, shares_session),
                 planned,
                 scenario_cases,
                 timing,
@@ -900,7 +898,7 @@ const WAITS: &[&str] = &[
 async fn run_era(
     target: &Arc<McpTarget>,
     facts: &Arc<ServerFacts>,
-    (binding, monitor_fn): (&'static str, MonitorSessionFn),
+    (binding, monitor_fn, shares_session): (&'static str, MonitorSessionFn, fn(&str) -> bool),
     planned: Vec<Planned>,
     scenario_cases: Vec<(Arc<crate::engine::scenario::Scenario>, String)>,
     timing: Timing,
@@ -916,7 +914,7 @@ async fn run_era(
     // Checks that do not break their session share one per revision (docs/architecture.md).
     let (shared, actives): (Vec<Planned>, Vec<Planned>) = actives
         .into_iter()
-        .partition(|p| crate::profiles::mcp::shares_session(p.check.id));
+        .partition(|p| shares_session(p.check.id));
     let mut shared_revs: Vec<String> = shared.iter().map(|p| p.revision.clone()).collect();
     shared_revs.sort();
     shared_revs.dedup();
@@ -1172,7 +1170,8 @@ async fn run_active(
                     | CheckKind::Facade(_)
                     | CheckKind::Hygiene(_)
                     | CheckKind::Dispatcher(_)
-                    | CheckKind::Guard => Some(Finding::not_run(
+                    | CheckKind::Guard
+                    | CheckKind::Own => Some(Finding::not_run(
                         "a monitor is not an active check",
                         Vec::new(),
                     )),
@@ -1406,7 +1405,11 @@ pub(crate) fn explain_unread(r: &mut CaseResult, note: Option<String>) {
     }
 }
 
-pub(crate) fn to_result(
+/// The case result of `check` at `binding#revision` from its finding: the verdict from the
+/// finding's status and the check's level (a violation of a MUST fails, of a SHOULD warns), the
+/// check's quote, requirement and spec reference, and the finding's evidence; `duration_ms` is
+/// the case's wall time in milliseconds.
+pub fn to_result(
     binding: &str,
     check: &Check,
     revision: &str,
@@ -1421,7 +1424,8 @@ pub(crate) fn to_result(
             | CheckKind::Facade(_)
             | CheckKind::Hygiene(_)
             | CheckKind::Dispatcher(_)
-            | CheckKind::Guard => CaseKind::Active,
+            | CheckKind::Guard
+            | CheckKind::Own => CaseKind::Active,
             CheckKind::Monitor(_) => CaseKind::Monitor,
         },
         check: check.id.to_string(),
@@ -1463,12 +1467,16 @@ async fn acp_session(ctx: &Ctx) -> bool {
     true
 }
 
-/// Runs the ACP v1 profile against an agent: every check of `crate::profiles::acp` as a case
-/// `check@acp#v1`. An agent that does not answer `initialize` at version 1 leaves `eras` empty
+/// Runs an ACP v1 catalogue against an agent (the `acp` profile gives its own,
+/// `crate::profiles::acp::run_acp`): every check of `catalogue` as a case `check@acp#v1`. An agent that does not answer `initialize` at version 1 leaves `eras` empty
 /// (the run could not happen) with the reason in `notes`.
 ///
 /// Errors: an invalid `--filter`/`--skip` glob (a usage error).
-pub async fn run_acp(target: McpTarget, opts: &RunOptions) -> Result<RunReport, String> {
+pub async fn run_acp_catalogue(
+    target: McpTarget,
+    opts: &RunOptions,
+    catalogue: Catalogue,
+) -> Result<RunReport, String> {
     let started = Instant::now();
     let target = Arc::new(target);
     let mut eras = HashMap::new();
@@ -1530,7 +1538,8 @@ pub async fn run_acp(target: McpTarget, opts: &RunOptions) -> Result<RunReport, 
             startup_ms: Default::default(),
         });
     }
-    let planned: Vec<Planned> = crate::profiles::acp::catalogue()
+    let planned: Vec<Planned> = catalogue
+        .checks
         .into_iter()
         .map(|check| Planned {
             check,
@@ -1563,7 +1572,11 @@ pub async fn run_acp(target: McpTarget, opts: &RunOptions) -> Result<RunReport, 
     let cases = run_era(
         &target,
         &facts,
-        (crate::protocol::acp::BINDING, acp_monitor_session),
+        (
+            crate::protocol::acp::BINDING,
+            acp_monitor_session,
+            catalogue.shares_session,
+        ),
         planned,
         Vec::new(),
         opts.timing,

@@ -15,9 +15,10 @@
 //! ([`load_dir`]).
 
 use crate::base::yaml::{path_index, path_key, Kind, Node};
+/// The binding scenario cases run at: MCP over stdio.
+pub use crate::engine::check::STDIO_BINDING as BINDING;
 use crate::engine::check::{evidence, Ctx, Finding, Level, Revs, Status, Verdict};
 use crate::engine::run::CaseResult;
-use crate::profiles::mcp::BINDING;
 use crate::protocol::mcp::{Client, Era, Reply};
 use crate::transport::peer::Recv;
 use serde_json::{json, Map, Value};

@@ -346,7 +346,7 @@ impl AcpSurface {
 #[derive(Debug, Clone)]
 pub struct HttpSurface {
     /// Where the endpoint comes from.
-    pub source: crate::profiles::facade::FacadeSource,
+    pub source: crate::engine::http_surface::FacadeSource,
 }
 
 /// Equivalence settings.
@@ -652,11 +652,11 @@ pub fn parse(file: &str, text: &str) -> Result<Target, TargetError> {
                         format!("{url:?} is not an http:// URL (parity talks to loopback endpoints without TLS)"),
                     ));
                 }
-                crate::profiles::facade::FacadeSource::Url(url.to_owned())
+                crate::engine::http_surface::FacadeSource::Url(url.to_owned())
             }
             (None, Some(c)) => {
                 let cmd = command(c, "surfaces.http.command")?;
-                crate::profiles::facade::FacadeSource::Command(
+                crate::engine::http_surface::FacadeSource::Command(
                     crate::transport::peer::PeerSpec::from_command_line(&cmd)
                         .map_err(|e| err_at(c.span().start, "surfaces.http.command", e))?,
                 )

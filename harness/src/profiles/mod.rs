@@ -1,5 +1,5 @@
-//! Layer 4, the profiles, one folder each: `mcp` (stdio, both eras), `mcp_http` (Streamable
-//! HTTP), `acp`, `equivalence` (with its generated calls), `facade`, `hygiene`, `dispatcher` and
+//! Layer 4, the profiles, one folder each: `mcp` (stdio, both eras; its `http` folder is the
+//! `mcp-http` profile, the same checks over Streamable HTTP plus the transport's own), `acp`, `equivalence` (with its generated calls), `facade`, `hygiene`, `dispatcher` and
 //! `guard`.
 //!
 //! Invariant: a profile holds its catalogue and its checks; it imports the engine and the layers
@@ -12,4 +12,52 @@ pub mod facade;
 pub mod guard;
 pub mod hygiene;
 pub mod mcp;
-pub mod mcp_http;
+
+/// parity's own profiles, in the order a run runs them: `mcp`, `acp`, `equivalence`,
+/// `mcp-http`, `facade`, `hygiene`, `dispatcher`, `guard`. This is the one place that names
+/// every profile; the command line, selection, baselines and `parity list` iterate it. A
+/// library user adds a profile with `Registry::register` (docs/library.md).
+pub fn builtin() -> crate::engine::profile::Registry {
+    use std::sync::Arc;
+    let mut r = crate::engine::profile::Registry::new();
+    let all: [Arc<dyn crate::engine::profile::Profile>; 8] = [
+        Arc::new(mcp::McpProfile),
+        Arc::new(acp::AcpProfile),
+        Arc::new(equivalence::EquivalenceProfile),
+        Arc::new(mcp::http::McpHttpProfile),
+        Arc::new(facade::FacadeProfile),
+        Arc::new(hygiene::HygieneProfile),
+        Arc::new(dispatcher::DispatcherProfile),
+        Arc::new(guard::GuardProfile),
+    ];
+    for p in all {
+        // The names are distinct, so registering cannot fail.
+        let _ = r.register(p);
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::select::known_check;
+
+    #[test]
+    fn families_fall_under_their_unit() {
+        assert!(known_check(
+            &super::builtin(),
+            "equivalence.generated.read_file",
+            &[]
+        ));
+        assert!(known_check(
+            &super::builtin(),
+            "mcp.stdio.stdout-purity",
+            &[]
+        ));
+        assert!(!known_check(&super::builtin(), "mcp.no-such-check", &[]));
+        assert!(!known_check(
+            &super::builtin(),
+            "equivalence.generatedx",
+            &[]
+        ));
+    }
+}

@@ -142,40 +142,16 @@ impl BaselineError {
 // ---------------------------------------------------------------------------------------------
 
 /// Every binding (the part of a case id after `@`) with its revisions (after `#`), e.g.
-/// `("acp", &["v1"])`.
-pub const BINDINGS: [(&str, &[&str]); 7] = [
-    (
-        crate::profiles::mcp::BINDING,
-        &crate::protocol::mcp::ALL_REVISIONS,
-    ),
-    (
-        crate::engine::check::HTTP_BINDING,
-        &crate::protocol::mcp::ALL_REVISIONS,
-    ),
-    (
-        crate::protocol::acp::BINDING,
-        &[crate::protocol::acp::REVISION],
-    ),
-    (
-        crate::profiles::facade::BINDING,
-        &[crate::profiles::facade::REVISION],
-    ),
-    (
-        crate::profiles::equivalence::BINDING,
-        &[crate::profiles::equivalence::REVISION],
-    ),
-    (
-        crate::profiles::hygiene::BINDING,
-        &[crate::profiles::hygiene::REVISION],
-    ),
-    (
-        crate::profiles::guard::BINDING,
-        &[crate::profiles::guard::REVISION],
-    ),
-];
+/// `("acp", ["v1"])`: those of the running command's registry
+/// ([`crate::engine::profile::installed`]), or of parity's own profiles.
+pub fn bindings() -> Vec<(&'static str, Vec<&'static str>)> {
+    crate::engine::profile::installed()
+        .unwrap_or_else(crate::profiles::builtin)
+        .bindings()
+}
 
 fn binding_names() -> String {
-    let names: Vec<&str> = BINDINGS.iter().map(|(b, _)| *b).collect();
+    let names: Vec<&str> = bindings().iter().map(|(b, _)| *b).collect();
     match names.split_last() {
         Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
         _ => names.join(""),
@@ -198,7 +174,8 @@ pub(crate) fn check_case_id(id: &str, known_check: &dyn Fn(&str) -> bool) -> Res
     if check.is_empty() || binding.is_empty() || revision.is_empty() {
         return Err("not a case id (expected check@binding#revision)".into());
     }
-    let Some((_, revs)) = BINDINGS.iter().find(|(b, _)| *b == binding) else {
+    let all = bindings();
+    let Some((_, revs)) = all.iter().find(|(b, _)| *b == binding) else {
         return Err(format!(
             "unknown binding `{binding}` (expected {})",
             binding_names()
@@ -333,7 +310,8 @@ impl Pattern {
     /// Checks the parts against what parity knows: the binding, the revision, and (for a check
     /// part without globs) the check.
     fn validate(&self, known_check: &dyn Fn(&str) -> bool) -> Result<(), String> {
-        let bindings: Vec<&(&str, &[&str])> = BINDINGS
+        let all = bindings();
+        let bindings: Vec<&(&str, Vec<&str>)> = all
             .iter()
             .filter(|(b, _)| self.binding.as_deref().is_none_or(|p| part_matches(p, b)))
             .collect();
@@ -1214,7 +1192,7 @@ expected-failures:
         assert_eq!(e.line, 5);
         assert_eq!(
             e.message,
-            "unknown binding `mcp` (expected mcp-stdio, mcp-http, acp, facade, equivalence, host or source)"
+            "unknown binding `mcp` (expected mcp-stdio, acp, equivalence, mcp-http, facade, host or source)"
         );
         let e = entry_err("mcp.base.parse-error@rpc*");
         assert!(

@@ -21,7 +21,7 @@ pub fn markdown() -> String {
     s.push_str("| check | binding | kind | level | revisions | needs capability |\n|---|---|---|---|---|---|\n");
     let mcp = checks_mcp::catalogue();
     let acp = checks_acp::catalogue();
-    let http = crate::profiles::mcp_http::catalogue();
+    let http = crate::profiles::mcp::http::catalogue();
     let facade = crate::profiles::facade::catalogue();
     let hygiene = crate::profiles::hygiene::catalogue();
     let dispatcher = crate::profiles::dispatcher::catalogue();
@@ -29,7 +29,7 @@ pub fn markdown() -> String {
     let all: Vec<(&str, &Check)> = mcp
         .iter()
         .map(|c| {
-            let b = if crate::profiles::mcp_http::stdio_only(c.id) {
+            let b = if crate::profiles::mcp::http::stdio_only(c.id) {
                 "mcp-stdio"
             } else {
                 "mcp-stdio, mcp-http"
@@ -157,7 +157,8 @@ fn kind(k: CheckKind) -> &'static str {
         | CheckKind::Facade(_)
         | CheckKind::Hygiene(_)
         | CheckKind::Dispatcher(_)
-        | CheckKind::Guard => "active",
+        | CheckKind::Guard
+        | CheckKind::Own => "active",
         CheckKind::Monitor(_) => "monitor",
     }
 }

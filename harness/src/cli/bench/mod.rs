@@ -69,8 +69,9 @@ mod floods;
 
 use crate::cli::{reference_target, EXIT_COULD_NOT_RUN};
 use crate::engine::check::{Timing, Verdict};
-use crate::engine::run::{run_mcp, EraSel, RunOptions};
+use crate::engine::run::{EraSel, RunOptions};
 use crate::profiles::equivalence::{LiveSurface, Plan, SurfaceSpec};
+use crate::profiles::mcp::run_mcp;
 use crate::protocol::mcp::{Client, Era};
 use crate::transport::peer::{Peer, PeerSpec, Recv, ShutdownGrace};
 use serde::{Deserialize, Serialize};

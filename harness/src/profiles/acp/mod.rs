@@ -5,6 +5,9 @@
 //! checks drive fresh agents (`initialize` at version 1 first, unless the check probes
 //! `initialize` itself); monitors judge every session's frames. `docs/checks.md` lists them.
 
+mod profile;
+pub use profile::AcpProfile;
+
 use crate::engine::check::{
     evidence, Check, CheckKind, Ctx, Finding, Level, MonitorInput, Revs, Status,
 };
@@ -1121,6 +1124,22 @@ pub fn validate_agent_message(method: &str, params: Option<&Value>) -> Vec<Strin
 
 const STDIO: &str = "acp:transports#stdio";
 const ONLY_V1: Revs = Revs::Only(&["v1"]);
+
+/// Runs the ACP v1 profile against an agent: every check of [`catalogue`] as a case
+/// `check@acp#v1`, each in fresh sessions. An agent that does not answer `initialize` at
+/// version 1 leaves `eras` empty (the run could not happen) with the reason in `notes`.
+///
+/// Errors: an invalid `--filter`/`--skip` glob (a usage error).
+pub async fn run_acp(
+    target: crate::engine::check::McpTarget,
+    opts: &crate::engine::run::RunOptions,
+) -> Result<crate::engine::run::RunReport, String> {
+    let catalogue = crate::engine::run::Catalogue {
+        checks: catalogue(),
+        shares_session: |_| false,
+    };
+    crate::engine::run::run_acp_catalogue(target, opts, catalogue).await
+}
 
 /// Every ACP v1 check, in catalogue order.
 pub fn catalogue() -> Vec<Check> {

@@ -15,6 +15,9 @@
 //! the settle within the declared budget plus the declared tolerance (both generous against a
 //! 30 s start). Every other check polls for the settled state and judges the order of events.
 
+mod profile;
+pub use profile::DispatcherProfile;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};

@@ -16,6 +16,9 @@
 //!   `inputSchema` ([`crate::profiles::equivalence::gen`]), valid ones and invalid ones made by mutation, `cases` per
 //!   tool from `seed`; a mismatch is shrunk to a minimal call, printed as a scenario step.
 
+mod profile;
+pub use profile::EquivalenceProfile;
+
 /// Generated tool-call arguments from JSON Schema, run seeded with shrinking (generated equivalence).
 pub mod gen;
 
@@ -62,7 +65,7 @@ pub enum SurfaceSpec {
         /// Streamable HTTP: the endpoint, or a command that starts a fresh server per
         /// session (printing its URL first), so a surface opened for a stateful case starts
         /// from a fresh workspace as a stdio peer does.
-        http: Option<crate::profiles::facade::FacadeSource>,
+        http: Option<crate::engine::http_surface::FacadeSource>,
     },
     /// An ACP agent and its tool method.
     Acp {
@@ -98,7 +101,7 @@ pub struct LiveSurface {
     client: Client,
     session: Option<String>,
     /// The HTTP server this surface started, stopped on close.
-    server: Option<crate::profiles::facade::Started>,
+    server: Option<crate::engine::http_surface::Started>,
 }
 
 /// Why one call through the surfaces gave no verdict of equality.
@@ -171,9 +174,9 @@ impl LiveSurface {
         let peer = match spec {
             SurfaceSpec::Mcp { http: Some(h), .. } => {
                 let url = match h {
-                    crate::profiles::facade::FacadeSource::Url(u) => u.clone(),
-                    crate::profiles::facade::FacadeSource::Command(c) => {
-                        let s = crate::profiles::facade::start(c, timing.case)
+                    crate::engine::http_surface::FacadeSource::Url(u) => u.clone(),
+                    crate::engine::http_surface::FacadeSource::Command(c) => {
+                        let s = crate::engine::http_surface::start(c, timing.case)
                             .await
                             .map_err(|e| format!("{label}: {e}"))?;
                         let u = s.url.clone();
@@ -883,7 +886,7 @@ pub async fn surfaces_of(
                 class: crate::engine::target::INVALID_ARGUMENTS_CLASS.into(),
             });
             Some((
-                crate::profiles::facade::FacadeSource::Command(PeerSpec::new(
+                crate::engine::http_surface::FacadeSource::Command(PeerSpec::new(
                     exe,
                     ["reference", "facade", "--catalogue", "direct"]
                         .map(String::from)

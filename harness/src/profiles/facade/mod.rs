@@ -14,6 +14,9 @@
 //! `search_capabilities`/`execute_capability` (meta form) or `tools/list`/`tools/call`
 //! (direct form). Tokens never appear in evidence: they are replaced by `[TOKEN]`.
 
+mod profile;
+pub use profile::FacadeProfile;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -1281,62 +1284,7 @@ async fn audit_plaintext(ctx: &FacadeCtx) -> Finding {
     }
 }
 
-/// Where the facade comes from: a URL to reach, or a command parity starts.
-#[derive(Debug, Clone)]
-pub enum FacadeSource {
-    /// A running facade at this URL.
-    Url(String),
-    /// A command that starts the facade and prints its endpoint URL as the first stdout
-    /// line (`parity reference facade` does).
-    Command(PeerSpec),
-}
-
-/// A started facade process: its peer (shut down with the stdio sequence) and URL.
-pub struct Started {
-    /// The process.
-    pub peer: crate::transport::peer::Peer,
-    /// Its endpoint URL.
-    pub url: String,
-}
-
-/// Starts a facade command and reads its URL (the first stdout line, `http://…`) within
-/// `deadline`.
-///
-/// Errors: the command cannot start, prints no URL in time, or exits; the message carries
-/// its last stderr lines.
-pub async fn start(spec: &PeerSpec, deadline: Duration) -> Result<Started, String> {
-    let mut peer = crate::transport::peer::Peer::spawn(spec).map_err(|e| e.to_string())?;
-    let until = Instant::now() + deadline;
-    let failed = |peer: &crate::transport::peer::Peer, why: String| {
-        format!(
-            "{why}{}",
-            crate::engine::run::stderr_and_exit(&peer.events())
-        )
-    };
-    match peer.recv(until).await {
-        crate::transport::peer::Recv::Line(line) => {
-            let text = String::from_utf8_lossy(&line.bytes).trim().to_owned();
-            if text.starts_with("http://") {
-                Ok(Started { peer, url: text })
-            } else {
-                let why = format!(
-                    "the facade's first stdout line is not an http:// URL: {}",
-                    clip(&text)
-                );
-                let msg = failed(&peer, why);
-                peer.shutdown(crate::transport::peer::ShutdownGrace::default())
-                    .await;
-                Err(msg)
-            }
-        }
-        other => {
-            let msg = failed(&peer, format!("the facade printed no URL: {other:?}"));
-            peer.shutdown(crate::transport::peer::ShutdownGrace::default())
-                .await;
-            Err(msg)
-        }
-    }
-}
+pub use crate::engine::http_surface::{reference_http_spec, start, FacadeSource, Started};
 
 /// Runs the facade profile: every check of [`catalogue`] selected by `opts`, as cases
 /// `check@facade#2025-11-25`, `opts.jobs` at a time. A facade that cannot be reached (no
@@ -1509,24 +1457,6 @@ pub fn reference_args(exe: &str, form: CatalogueForm, audit_log: &std::path::Pat
             CatalogueForm::Direct => "direct".into(),
         },
     ]
-}
-
-/// The bundled reference as an MCP server over Streamable HTTP, as the `mcp-http` profile and
-/// the self-test start it: `<exe> reference facade --catalogue direct --response sse`.
-pub fn reference_http_spec(exe: String) -> PeerSpec {
-    PeerSpec::new(
-        exe,
-        [
-            "reference",
-            "facade",
-            "--catalogue",
-            "direct",
-            "--response",
-            "sse",
-        ]
-        .map(String::from)
-        .to_vec(),
-    )
 }
 
 /// The admin hook base of a facade URL: its origin plus `/admin`.

@@ -30,6 +30,9 @@
 //! fails. Exit codes of [`cmd`]: 0 clean (warnings allowed), 1 an error-level violation or a stale
 //! baseline entry, 2 usage or a bad rules or baseline file.
 
+mod profile;
+pub use profile::GuardProfile;
+
 use globset::{GlobSet, GlobSetBuilder};
 use regex::bytes::RegexSet;
 use regex::Regex;

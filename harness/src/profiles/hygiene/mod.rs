@@ -23,6 +23,9 @@
 //! alphabets, at each of the three alignments), and replaced by a placeholder (`[CANARY]`,
 //! `[CANARY-ROTATED]`, `[CANARY-LEGACY]`) in every message, evidence line and note.
 
+mod profile;
+pub use profile::HygieneProfile;
+
 use crate::engine::check::{Check, CheckKind, Finding, Level, Revs, Status, Timing};
 use crate::engine::run::{RunOptions, RunReport};
 use crate::transport::proctrack::{Method, Proc, Tracker};

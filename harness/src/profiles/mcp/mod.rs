@@ -4,6 +4,10 @@
 //! monitors judge the frames of every session of an era. `docs/checks.md` is generated from
 //! this table (`parity list --markdown`) and a test keeps the two equal.
 
+pub mod http;
+mod profile;
+pub use profile::McpProfile;
+
 use crate::engine::check::{
     evidence, Check, CheckKind, Ctx, Finding, Level, MonitorInput, Revs, SessionLog, Status,
 };
@@ -16,7 +20,7 @@ use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
 
 /// The binding these checks run on.
-pub const BINDING: &str = "mcp-stdio";
+pub const BINDING: &str = crate::engine::check::STDIO_BINDING;
 
 /// The active checks that leave their session as they found it (well-formed requests and
 /// notifications only): they share one session per binding and revision
@@ -37,6 +41,51 @@ pub const SHARES_SESSION: &[&str] = &[
     "mcp.tools.unknown-tool",
     "mcp.tools.invalid-arguments",
 ];
+
+/// The checks a run of `target` plans: over stdio, the whole catalogue; over Streamable HTTP
+/// (a target with a URL, the `mcp-http` profile), the transport-neutral checks plus the
+/// transport's own ([`http::catalogue`]).
+pub fn catalogue_for(target: &crate::engine::check::McpTarget) -> crate::engine::run::Catalogue {
+    let checks = if target.http.is_some() {
+        catalogue()
+            .into_iter()
+            .filter(|c| !http::stdio_only(c.id))
+            .map(http::over_http)
+            .chain(http::catalogue())
+            .collect()
+    } else {
+        catalogue()
+    };
+    crate::engine::run::Catalogue {
+        checks,
+        shares_session,
+    }
+}
+
+/// Runs the MCP profile against a target (`mcp-stdio`, or `mcp-http` when it has a URL): its
+/// catalogue ([`catalogue_for`]) plus exactly the given scenarios (none over HTTP).
+///
+/// Errors: an invalid `--filter`/`--skip` glob (a usage error).
+pub async fn run_mcp_with_scenarios(
+    target: crate::engine::check::McpTarget,
+    opts: &crate::engine::run::RunOptions,
+    scenarios: &[std::sync::Arc<crate::engine::scenario::Scenario>],
+) -> Result<crate::engine::run::RunReport, String> {
+    let catalogue = catalogue_for(&target);
+    crate::engine::run::run_mcp_catalogue(target, opts, catalogue, scenarios).await
+}
+
+/// Runs the MCP profile against a target with the shipped scenarios
+/// (`crate::engine::scenario::shipped`).
+///
+/// Errors: an invalid `--filter`/`--skip` glob (a usage error).
+pub async fn run_mcp(
+    target: crate::engine::check::McpTarget,
+    opts: &crate::engine::run::RunOptions,
+) -> Result<crate::engine::run::RunReport, String> {
+    let scenarios = crate::engine::scenario::load_all(&[])?;
+    run_mcp_with_scenarios(target, opts, &scenarios).await
+}
 
 /// Whether the check `id` runs in its binding's shared session ([`SHARES_SESSION`]).
 pub fn shares_session(id: &str) -> bool {

@@ -6,6 +6,9 @@
 //! HTTP", "Security Warning", "Session Management", "Protocol Version Header"), and
 //! 2026-07-28 `basic/transports/streamable-http`. Each check opens its own session.
 
+mod profile;
+pub use profile::{run_mcp_http, McpHttpProfile};
+
 use serde_json::{json, Value};
 
 use crate::engine::check::{Check, CheckKind, Ctx, Finding, Level, Revs};

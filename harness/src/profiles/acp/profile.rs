@@ -1,0 +1,64 @@
+//! The `acp` profile in the registry: the ACP v1 catalogue at `acp#v1`.
+
+use crate::engine::check::{Check, McpTarget};
+use crate::engine::profile::{BoxRun, Profile, ProfileRun, RunRequest};
+use crate::engine::target::Target;
+use crate::protocol::acp::{BINDING, REVISION};
+use crate::transport::peer::PeerSpec;
+
+/// The `acp` profile: an ACP v1 agent over stdio.
+pub struct AcpProfile;
+
+impl Profile for AcpProfile {
+    fn name(&self) -> &'static str {
+        "acp"
+    }
+    fn catalogue(&self) -> Vec<(&'static str, Check)> {
+        super::catalogue()
+            .into_iter()
+            .map(|c| (BINDING, c))
+            .collect()
+    }
+    fn bindings(&self) -> Vec<(&'static str, Vec<&'static str>)> {
+        vec![(BINDING, vec![REVISION])]
+    }
+    fn ready(&self, target: &Target) -> Result<(), String> {
+        if target.acp.is_some() {
+            Ok(())
+        } else {
+            Err("profile acp needs an ACP surface (--acp or [surfaces.acp]), and the target has none".into())
+        }
+    }
+    fn run<'a>(&'a self, req: &'a RunRequest<'a>) -> BoxRun<'a> {
+        Box::pin(async move {
+            let Some(a) = &req.target.acp else {
+                return Ok(ProfileRun::default());
+            };
+            let mut spec = PeerSpec::from_command_line(&a.command)
+                .map_err(|e| format!("surfaces.acp.command: {e}"))?;
+            spec.line_cap = req.line_cap;
+            let mut t = McpTarget::new(a.command.clone(), spec);
+            t.tool_method = a.tool_method.clone();
+            t.cancel_prompt = a.cancel_prompt.clone();
+            t.reference = req.is_reference;
+            let r = super::run_acp(t, req.opts).await?;
+            let mut could_not_run = Vec::new();
+            if r.eras.is_empty() {
+                let notes = r.notes.join("; ");
+                let hint = if notes.contains("protocolVersion") {
+                    " (the peer answered like an MCP server: check it with --mcp)"
+                } else {
+                    ""
+                };
+                could_not_run.push(format!(
+                    "the ACP agent did not start, or did not answer initialize: {notes}{hint}"
+                ));
+            }
+            Ok(ProfileRun {
+                report: r,
+                could_not_run,
+                eras: None,
+            })
+        })
+    }
+}

@@ -1,0 +1,54 @@
+//! The `dispatcher` profile in the registry: lifecycle and policy through every stdio surface.
+
+use crate::engine::check::Check;
+use crate::engine::profile::{BoxRun, Profile, ProfileRun, RunRequest};
+use crate::engine::target::Target;
+
+/// The `dispatcher` profile: one tool backend's lifecycle and policy, surface by surface.
+pub struct DispatcherProfile;
+
+impl Profile for DispatcherProfile {
+    fn name(&self) -> &'static str {
+        "dispatcher"
+    }
+    fn catalogue(&self) -> Vec<(&'static str, Check)> {
+        super::catalogue()
+            .into_iter()
+            .map(|c| (super::binding_of(c.id), c))
+            .collect()
+    }
+    fn bindings(&self) -> Vec<(&'static str, Vec<&'static str>)> {
+        Vec::new()
+    }
+    fn ready(&self, target: &Target) -> Result<(), String> {
+        if target.dispatcher.is_some() && (target.mcp.is_some() || target.acp.is_some()) {
+            Ok(())
+        } else {
+            Err("profile dispatcher needs [dispatcher] (tool names, labels and the configurations, docs/dispatcher.md) and an MCP or ACP surface".into())
+        }
+    }
+    fn run<'a>(&'a self, req: &'a RunRequest<'a>) -> BoxRun<'a> {
+        Box::pin(async move {
+            let Some(decl) = req.target.dispatcher.clone() else {
+                return Ok(ProfileRun::default());
+            };
+            let (surfaces, notes) =
+                super::surfaces(req.target, req.opts.timing, req.line_cap).await?;
+            let mut r = super::run(&req.target.name, surfaces, decl, req.opts).await;
+            let mut could_not_run = Vec::new();
+            if !r.could_not_run.is_empty() {
+                could_not_run.push(format!(
+                    "{}: {}",
+                    r.could_not_run.join("; "),
+                    notes.join("; ")
+                ));
+            }
+            r.notes.extend(notes);
+            Ok(ProfileRun {
+                report: r,
+                could_not_run,
+                eras: None,
+            })
+        })
+    }
+}

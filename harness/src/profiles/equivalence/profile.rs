@@ -1,0 +1,106 @@
+//! The `equivalence` profile in the registry: the same call through every surface, from the
+//! scenarios and generated from each tool's `inputSchema`.
+
+use crate::engine::check::Check;
+use crate::engine::profile::{BoxRun, Family, Profile, ProfileRun, RunRequest};
+use crate::engine::run::RunReport;
+use crate::engine::target::Target;
+
+/// The `equivalence` profile: one backend behind several surfaces gives one outcome per call.
+pub struct EquivalenceProfile;
+
+impl Profile for EquivalenceProfile {
+    fn name(&self) -> &'static str {
+        "equivalence"
+    }
+    fn catalogue(&self) -> Vec<(&'static str, Check)> {
+        Vec::new()
+    }
+    fn families(&self) -> Vec<Family> {
+        super::EQUIVALENCE_CHECKS
+            .iter()
+            .map(|id| Family {
+                id,
+                binding: super::BINDING,
+                level: "MUST",
+                revisions: "all surfaces",
+                capability: "tools",
+                spec: super::SPEC,
+                quote: super::QUOTE,
+            })
+            .collect()
+    }
+    fn bindings(&self) -> Vec<(&'static str, Vec<&'static str>)> {
+        vec![(super::BINDING, vec![super::REVISION])]
+    }
+    /// Two surfaces at least: an MCP server counts once per era it speaks (known only once it
+    /// runs), an ACP agent once. A default run asks for both an MCP and an ACP surface.
+    fn ready(&self, target: &Target) -> Result<(), String> {
+        if target.mcp.is_some() {
+            Ok(())
+        } else {
+            Err("profile equivalence needs two surfaces: an MCP surface (each protocol era it speaks counts) beside an ACP surface, or an MCP server that speaks both eras".into())
+        }
+    }
+    fn runs_by_default(&self, target: &Target) -> bool {
+        target.mcp.is_some() && target.acp.is_some()
+    }
+    fn run<'a>(&'a self, req: &'a RunRequest<'a>) -> BoxRun<'a> {
+        Box::pin(async move {
+            let target = req.target;
+            let opts = req.opts;
+            let (surfaces, notes) = super::surfaces_of(target, opts.timing, req.line_cap).await?;
+            let seed = req
+                .seed
+                .or(target.equivalence.seed)
+                .unwrap_or_else(random_seed);
+            let plan = super::Plan {
+                surfaces,
+                volatile: target.equivalence.volatile.clone(),
+                compare_messages: target.equivalence.compare_messages,
+                stateful: target.equivalence.stateful.clone(),
+                tools: target.equivalence.tools.clone(),
+                cases: req.cases.or(target.equivalence.cases).unwrap_or(100),
+                seed,
+                reference: req.is_reference || target.mcp.as_ref().is_some_and(|m| m.reference),
+            };
+            let selected = |id: &str| opts.selection.selects(id);
+            let (cases, more) = super::run(
+                plan,
+                req.scenarios,
+                opts.timing,
+                (opts.jobs, opts.control.clone()),
+                &selected,
+            )
+            .await;
+            let report = RunReport {
+                target: target.name.clone(),
+                notes: notes.into_iter().chain(more).collect(),
+                cases,
+                seed: Some(seed),
+                ..RunReport::default()
+            };
+            let could_not_run = report
+                .notes
+                .iter()
+                .find(|n| n.starts_with("equivalence needs at least two surfaces"))
+                .cloned()
+                .into_iter()
+                .collect();
+            Ok(ProfileRun {
+                report,
+                could_not_run,
+                eras: None,
+            })
+        })
+    }
+}
+
+/// A seed from the clock and the process id, for runs that name none.
+fn random_seed() -> u64 {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    t ^ (u64::from(std::process::id()) << 32)
+}

@@ -1,0 +1,78 @@
+//! The `facade` profile in the registry: the session-gating checks at `facade#2025-11-25`.
+
+use crate::engine::check::Check;
+use crate::engine::http_surface::{start, FacadeSource};
+use crate::engine::profile::{BoxRun, Profile, ProfileRun, RunRequest};
+use crate::engine::run::{RunOptions, RunReport};
+use crate::engine::target::Target;
+
+/// The `facade` profile: a session-gating facade over Streamable HTTP.
+pub struct FacadeProfile;
+
+impl Profile for FacadeProfile {
+    fn name(&self) -> &'static str {
+        "facade"
+    }
+    fn catalogue(&self) -> Vec<(&'static str, Check)> {
+        super::catalogue()
+            .into_iter()
+            .map(|c| (super::BINDING, c))
+            .collect()
+    }
+    fn bindings(&self) -> Vec<(&'static str, Vec<&'static str>)> {
+        vec![(super::BINDING, vec![super::REVISION])]
+    }
+    /// The bundled reference facade, or an HTTP surface with `[facade]` declarations.
+    fn ready(&self, target: &Target) -> Result<(), String> {
+        if target.reference_facade.is_some() || (target.http.is_some() && target.facade.is_some()) {
+            Ok(())
+        } else {
+            Err("profile facade needs [surfaces.http] (the facade's url or command) and [facade] (hooks and declarations, docs/facade.md)".into())
+        }
+    }
+    fn run<'a>(&'a self, req: &'a RunRequest<'a>) -> BoxRun<'a> {
+        Box::pin(async move {
+            let mut could_not_run = Vec::new();
+            let mut report = RunReport::default();
+            match run_profile(req.target, req.opts).await {
+                Ok(r) => {
+                    if r.eras.is_empty() {
+                        could_not_run.push(format!(
+                            "the facade did not start, or did not answer initialize: {}",
+                            r.notes.join("; ")
+                        ));
+                    }
+                    report = r;
+                }
+                Err(e) => could_not_run.push(format!("the facade did not start: {e}")),
+            }
+            Ok(ProfileRun {
+                report,
+                could_not_run,
+                eras: None,
+            })
+        })
+    }
+}
+
+/// The facade profile of a run: the bundled reference facade, a facade at a URL, or one
+/// parity starts from `[surfaces.http] command` (shut down afterwards).
+///
+/// Errors: the facade command could not start or printed no URL.
+async fn run_profile(target: &Target, opts: &RunOptions) -> Result<RunReport, String> {
+    if let Some(form) = target.reference_facade {
+        return super::run_reference(None, form, opts).await;
+    }
+    let (Some(http), Some(decl)) = (&target.http, &target.facade) else {
+        return Err("the target has no [surfaces.http] with [facade]".into());
+    };
+    match &http.source {
+        FacadeSource::Url(url) => Ok(super::run_facade(&target.name, url, decl, opts).await),
+        FacadeSource::Command(spec) => {
+            let mut started = start(spec, opts.timing.case).await?;
+            let r = super::run_facade(&target.name, &started.url, decl, opts).await;
+            started.peer.shutdown(opts.timing.grace).await;
+            Ok(r)
+        }
+    }
+}

@@ -1,0 +1,45 @@
+//! The `hygiene` profile in the registry: the host's credential hygiene at `host#v1`.
+
+use crate::engine::check::Check;
+use crate::engine::profile::{BoxRun, Profile, ProfileRun, RunRequest};
+use crate::engine::target::Target;
+
+/// The `hygiene` profile: a host that spawns children, observed with canaries.
+pub struct HygieneProfile;
+
+impl Profile for HygieneProfile {
+    fn name(&self) -> &'static str {
+        "hygiene"
+    }
+    fn catalogue(&self) -> Vec<(&'static str, Check)> {
+        super::catalogue()
+            .into_iter()
+            .map(|c| (super::BINDING, c))
+            .collect()
+    }
+    fn bindings(&self) -> Vec<(&'static str, Vec<&'static str>)> {
+        vec![(super::BINDING, vec![super::REVISION])]
+    }
+    fn ready(&self, target: &Target) -> Result<(), String> {
+        if target.hygiene.is_some() {
+            Ok(())
+        } else {
+            Err("profile hygiene needs [hygiene] (the host command and its declarations, docs/hygiene.md); or run `parity hygiene -- CMD`".into())
+        }
+    }
+    fn run<'a>(&'a self, req: &'a RunRequest<'a>) -> BoxRun<'a> {
+        Box::pin(async move {
+            Ok(match super::run_profile(req.target, req.opts).await {
+                Ok(r) => ProfileRun {
+                    could_not_run: r.could_not_run.clone(),
+                    report: r,
+                    eras: None,
+                },
+                Err(e) => ProfileRun {
+                    could_not_run: vec![format!("the hygiene probe could not run: {e}")],
+                    ..ProfileRun::default()
+                },
+            })
+        })
+    }
+}

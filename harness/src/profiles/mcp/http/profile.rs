@@ -1,0 +1,120 @@
+//! The `mcp-http` profile in the registry: the transport-neutral MCP checks and the Streamable
+//! HTTP transport's own, at `mcp-http`.
+
+use crate::engine::check::{Check, McpTarget, HTTP_BINDING};
+use crate::engine::http_surface::{reference_http_spec, start, FacadeSource};
+use crate::engine::profile::{BoxRun, Profile, ProfileRun, RunRequest};
+use crate::engine::run::{EraSel, RunOptions, RunReport};
+use crate::engine::target::Target;
+use crate::transport::peer::PeerSpec;
+
+/// The `mcp-http` profile: an MCP server over Streamable HTTP.
+pub struct McpHttpProfile;
+
+impl Profile for McpHttpProfile {
+    fn name(&self) -> &'static str {
+        "mcp-http"
+    }
+    fn catalogue(&self) -> Vec<(&'static str, Check)> {
+        crate::profiles::mcp::catalogue()
+            .into_iter()
+            .filter(|c| !super::stdio_only(c.id))
+            .chain(super::catalogue())
+            .map(|c| (HTTP_BINDING, c))
+            .collect()
+    }
+    fn bindings(&self) -> Vec<(&'static str, Vec<&'static str>)> {
+        vec![(HTTP_BINDING, crate::protocol::mcp::ALL_REVISIONS.to_vec())]
+    }
+    fn ready(&self, target: &Target) -> Result<(), String> {
+        if target.http.is_some() || target.reference_facade.is_some() {
+            Ok(())
+        } else {
+            Err("profile mcp-http needs an MCP server over Streamable HTTP (--url or [surfaces.http])".into())
+        }
+    }
+    fn run<'a>(&'a self, req: &'a RunRequest<'a>) -> BoxRun<'a> {
+        Box::pin(async move {
+            let mut opts = req.opts.clone();
+            opts.eras = req.era.unwrap_or(EraSel::All);
+            let mut could_not_run = Vec::new();
+            let mut report = RunReport::default();
+            match run_profile(req.target, &opts, req.line_cap).await {
+                Ok(r) => {
+                    if r.eras.is_empty() {
+                        could_not_run.push(format!(
+                            "the MCP server over Streamable HTTP answered neither initialize nor server/discover: {}",
+                            r.notes.join("; ")
+                        ));
+                    }
+                    report = r;
+                }
+                Err(e) => {
+                    could_not_run.push(format!("the MCP server over HTTP did not start: {e}"))
+                }
+            }
+            Ok(ProfileRun {
+                report,
+                could_not_run,
+                eras: Some(opts.eras),
+            })
+        })
+    }
+}
+
+/// The mcp-http profile of a run: the MCP checks that are not stdio-specific plus the
+/// Streamable HTTP transport's own, against the `--url`/`[surfaces.http]` endpoint, one
+/// parity starts from `[surfaces.http] command`, or the bundled reference facade in its
+/// direct catalogue form answering in SSE (started, then shut down).
+///
+/// Errors: the command could not start or printed no URL.
+async fn run_profile(
+    target: &Target,
+    opts: &RunOptions,
+    line_cap: usize,
+) -> Result<RunReport, String> {
+    let source = match (&target.http, target.reference_facade) {
+        (Some(h), _) => h.source.clone(),
+        (None, Some(_)) => {
+            let exe = std::env::current_exe()
+                .map(|p| p.to_string_lossy().into_owned())
+                .map_err(|e| format!("cannot find this executable: {e}"))?;
+            FacadeSource::Command(reference_http_spec(exe))
+        }
+        (None, None) => return Err("the target has no [surfaces.http]".into()),
+    };
+    let name = if target.reference_facade.is_some() && target.http.is_none() {
+        "parity reference facade --catalogue direct --response sse".to_owned()
+    } else {
+        target.name.clone()
+    };
+    run_mcp_http(&name, source, opts, line_cap).await
+}
+
+/// Runs the mcp-http profile against an endpoint, or a command parity starts (and shuts
+/// down) that prints its endpoint first.
+///
+/// Errors: the command could not start or printed no URL.
+pub async fn run_mcp_http(
+    name: &str,
+    source: FacadeSource,
+    opts: &RunOptions,
+    line_cap: usize,
+) -> Result<RunReport, String> {
+    let (url, mut started) = match source {
+        FacadeSource::Url(u) => (u, None),
+        FacadeSource::Command(spec) => {
+            let s = start(&spec, opts.timing.case).await?;
+            (s.url.clone(), Some(s))
+        }
+    };
+    let mut spec = PeerSpec::new(url.clone(), Vec::new());
+    spec.line_cap = line_cap;
+    let mut t = McpTarget::new(name, spec);
+    t.http = Some(url);
+    let r = crate::profiles::mcp::run_mcp_with_scenarios(t, opts, &[]).await;
+    if let Some(s) = started.as_mut() {
+        s.peer.shutdown(opts.timing.grace).await;
+    }
+    r
+}

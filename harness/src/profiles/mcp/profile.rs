@@ -1,0 +1,71 @@
+//! The `mcp` profile in the registry: the stdio catalogue, in each era the server speaks.
+
+use super::run_mcp_with_scenarios;
+use crate::engine::check::{Check, McpTarget};
+use crate::engine::profile::{BoxRun, Profile, ProfileRun, RunRequest};
+use crate::engine::target::Target;
+use crate::transport::peer::PeerSpec;
+
+/// The `mcp` profile: MCP over stdio (binding `mcp-stdio`), both eras.
+pub struct McpProfile;
+
+impl Profile for McpProfile {
+    fn name(&self) -> &'static str {
+        "mcp"
+    }
+    fn catalogue(&self) -> Vec<(&'static str, Check)> {
+        super::catalogue()
+            .into_iter()
+            .map(|c| (super::BINDING, c))
+            .collect()
+    }
+    fn bindings(&self) -> Vec<(&'static str, Vec<&'static str>)> {
+        vec![(super::BINDING, crate::protocol::mcp::ALL_REVISIONS.to_vec())]
+    }
+    fn ready(&self, target: &Target) -> Result<(), String> {
+        if target.mcp.is_some() {
+            Ok(())
+        } else {
+            Err("profile mcp needs an MCP surface (--mcp or [surfaces.mcp]), and the target has none".into())
+        }
+    }
+    fn run<'a>(&'a self, req: &'a RunRequest<'a>) -> BoxRun<'a> {
+        Box::pin(async move {
+            let Some(m) = &req.target.mcp else {
+                return Ok(ProfileRun::default());
+            };
+            let mut spec = PeerSpec::from_command_line(&m.command)
+                .map_err(|e| format!("surfaces.mcp.command: {e}"))?;
+            spec.line_cap = req.line_cap;
+            let mut t = McpTarget::new(m.command.clone(), spec);
+            t.reference = m.reference;
+            if req.is_reference {
+                t = crate::engine::reference::reference_target();
+                t.spec.line_cap = req.line_cap;
+            }
+            if req.slow_call.is_some() {
+                t.slow_call = req.slow_call.clone();
+            }
+            let mut opts = req.opts.clone();
+            opts.eras = req.era.unwrap_or(m.eras);
+            let r = run_mcp_with_scenarios(t, &opts, req.scenarios).await?;
+            let mut could_not_run = Vec::new();
+            if r.eras.is_empty() {
+                let notes = r.notes.join("; ");
+                let hint = if notes.contains("protocolVersion") {
+                    " (the peer answered like an ACP agent: check it with --acp)"
+                } else {
+                    ""
+                };
+                could_not_run.push(format!(
+                    "the MCP surface did not start, or answered neither initialize nor server/discover: {notes}{hint}"
+                ));
+            }
+            Ok(ProfileRun {
+                report: r,
+                could_not_run,
+                eras: Some(opts.eras),
+            })
+        })
+    }
+}

@@ -1,0 +1,157 @@
+//! The profile registry extended through the library (docs/library.md): the `toy_profile`
+//! example registers one more profile, `toy` (one check, `toy.answer@toy#v1`), with
+//! `Registry::register` and runs `parity_harness::cli::run_with`, the entry point of the
+//! `parity` binary. `list`, `run`, the JSON and JUnit reports, `baseline write` and a run
+//! against that baseline all know the toy with no change to the harness.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+/// The built `toy_profile` example (built on first use, as `common::parity` builds parity).
+fn toy() -> PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let dir = std::env::current_exe()
+            .ok()
+            .and_then(|exe| exe.parent()?.parent().map(Path::to_path_buf))
+            .expect("the target directory of the test executable");
+        let path = dir.join("examples").join("toy_profile");
+        if std::env::var_os("PARITY_TESTS_NO_BUILD").is_none() {
+            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+            let mut cmd = Command::new(cargo);
+            cmd.args([
+                "build",
+                "--quiet",
+                "-p",
+                "parity-tests",
+                "--example",
+                "toy_profile",
+            ]);
+            if dir.file_name().is_some_and(|n| n == "release") {
+                cmd.arg("--release");
+            }
+            let out = cmd
+                .current_dir(env!("CARGO_MANIFEST_DIR"))
+                .output()
+                .expect("cargo build of the toy_profile example");
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        assert!(path.is_file(), "{} not built", path.display());
+        path
+    })
+    .clone()
+}
+
+fn toy_run(args: &[&str], fail: bool) -> Output {
+    let mut cmd = Command::new(toy());
+    cmd.args(args).env_remove("GITHUB_ACTIONS");
+    if fail {
+        cmd.env("TOY_VERDICT", "fail");
+    } else {
+        cmd.env_remove("TOY_VERDICT");
+    }
+    cmd.output().expect("the toy parity runs")
+}
+
+fn show(o: &Output) -> String {
+    format!(
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[test]
+fn a_profile_registered_through_the_library_is_listed_run_reported_and_baselined() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name).to_string_lossy().into_owned();
+
+    // list: the toy's check with its binding, beside parity's own.
+    let list = toy_run(&["list", "--json"], false);
+    assert_eq!(list.status.code(), Some(0), "{}", show(&list));
+    let items: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+    let toy = items
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["id"] == "toy.answer")
+        .unwrap_or_else(|| panic!("toy.answer not listed: {}", show(&list)));
+    assert_eq!(toy["binding"], "toy");
+    assert_eq!(toy["quote"], "The toy MUST answer 42.");
+    assert!(items
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|i| i["id"] == "mcp.stdio.stdout-purity"));
+
+    // run: the toy's one case, passing, in the JSON and JUnit reports.
+    let (json, junit) = (p("pass.json"), p("pass.xml"));
+    let run = toy_run(
+        &[
+            "run",
+            "--profile",
+            "toy",
+            "--json",
+            &json,
+            "--junit",
+            &junit,
+        ],
+        false,
+    );
+    assert_eq!(run.status.code(), Some(0), "{}", show(&run));
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let cases = report["cases"].as_object().unwrap();
+    assert_eq!(cases.len(), 1, "{report}");
+    assert_eq!(cases["toy.answer@toy#v1"]["verdict"], "pass", "{report}");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(xml.contains("<testsuite name=\"toy\" tests=\"1\""), "{xml}");
+    assert!(xml.contains("toy.answer@toy#v1"), "{xml}");
+
+    // A failing run, a baseline written from its report with no extra flag, and a run against
+    // that baseline: the failure is expected, the run passes.
+    let fail_json = p("fail.json");
+    let failed = toy_run(
+        &["run", "--profile", "toy", "-q", "--json", &fail_json],
+        true,
+    );
+    assert_eq!(failed.status.code(), Some(1), "{}", show(&failed));
+    let baseline = p("baseline.yaml");
+    let write = toy_run(
+        &[
+            "baseline", "write", "--from", &fail_json, "--out", &baseline,
+        ],
+        false,
+    );
+    assert_eq!(write.status.code(), Some(0), "{}", show(&write));
+    let text = std::fs::read_to_string(&baseline).unwrap();
+    assert!(text.contains("case: toy.answer@toy#v1"), "{text}");
+    let expected = toy_run(
+        &["run", "--profile", "toy", "-q", "--baseline", &baseline],
+        true,
+    );
+    assert_eq!(expected.status.code(), Some(0), "{}", show(&expected));
+    assert!(
+        String::from_utf8_lossy(&expected.stdout).contains("XFAIL    toy.answer@toy#v1"),
+        "{}",
+        show(&expected)
+    );
+
+    // The plain parity binary has no toy: the name is refused, naming the profiles it knows.
+    let plain = Command::new(crate::common::parity())
+        .args(["run", "--profile", "toy"])
+        .output()
+        .unwrap();
+    assert_eq!(plain.status.code(), Some(2), "{}", show(&plain));
+    assert!(
+        String::from_utf8_lossy(&plain.stderr).contains("unknown profile toy (known: mcp, acp,"),
+        "{}",
+        show(&plain)
+    );
+}
