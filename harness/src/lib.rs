@@ -17,3 +17,6 @@ pub mod profiles;
 pub mod protocol;
 pub mod reports;
 pub mod transport;
+
+/// The library entry point for `cargo test`: [`api::Run`] (docs/library.md).
+pub use cli::api;

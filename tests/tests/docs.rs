@@ -184,3 +184,28 @@ fn docs_ci_md_names_every_junit_suite_and_binding() {
         );
     }
 }
+
+/// docs/library.md's example test is the one `tests/tests/library.rs` runs, line for line
+/// (only the server command and the function's name and signature differ).
+#[test]
+fn library_md_shows_the_example_the_tests_run() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let doc = std::fs::read_to_string(root.join("docs/library.md")).unwrap();
+    let tests = std::fs::read_to_string(root.join("tests/tests/library.rs")).unwrap();
+    let start = doc
+        .find("fn my_server_speaks_mcp() {\n")
+        .expect("the example in docs/library.md");
+    let body = &doc[start + "fn my_server_speaks_mcp() {\n".len()..];
+    let body = &body[..body.find("\n}\n").expect("the example's end")];
+    let ours = body.replace("Run::mcp(\"node dist/server.js\")", "Run::mcp(server)");
+    assert!(
+        tests.contains(&format!("fn example_test(server: &str) {{\n{ours}\n}}")),
+        "docs/library.md's example and tests/tests/library.rs's example_test differ:\n{ours}"
+    );
+    for used in [
+        "use parity_harness::api::Run;",
+        "use parity_harness::engine::check::Verdict;",
+    ] {
+        assert!(doc.contains(used) && tests.contains(used), "{used}");
+    }
+}

@@ -155,3 +155,71 @@ fn a_profile_registered_through_the_library_is_listed_run_reported_and_baselined
         show(&plain)
     );
 }
+
+// --- the library API (parity_harness::api) ------------------------------------------------
+
+use parity_harness::api::Run;
+use parity_harness::engine::check::Verdict;
+
+/// The example test of docs/library.md, the same lines but for the server command
+/// (`docs::library_md_shows_the_example_the_tests_run` checks they agree).
+fn example_test(server: &str) {
+    let outcome = Run::mcp(server)
+        .profile("mcp")
+        .timeout_multiplier(2.0)
+        .execute()
+        .expect("parity could run the server");
+    let ping = "mcp.base.ping@mcp-stdio#2025-11-25";
+    assert_eq!(outcome.verdicts().get(ping), Some(&Verdict::Pass));
+    outcome.assert_passed();
+}
+
+#[test]
+fn the_library_checks_a_stdio_server_from_a_test() {
+    example_test(&format!("{} reference mcp", crate::common::parity_str()));
+}
+
+#[test]
+fn the_library_assertion_names_the_failing_case_its_quote_and_evidence() {
+    let outcome = Run::mcp(&crate::common::fake_cmd("stdout-banner"))
+        .profile("mcp")
+        .filter("mcp.stdio.stdout-purity")
+        .execute()
+        .expect("parity could run the faulty server");
+    assert_eq!(outcome.exit_code(), 1, "{:?}", outcome.verdicts());
+    let failed: Vec<&str> = outcome.failures().iter().map(|c| c.id.as_str()).collect();
+    assert!(
+        failed
+            .iter()
+            .all(|id| id.starts_with("mcp.stdio.stdout-purity@"))
+            && !failed.is_empty(),
+        "{failed:?}"
+    );
+    let panic = std::panic::catch_unwind(|| outcome.assert_passed()).expect_err("it must panic");
+    let text = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(
+        text.contains("FAIL mcp.stdio.stdout-purity@mcp-stdio#"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "\"The server MUST NOT write anything to its stdout that is not a valid MCP message.\""
+        ),
+        "{text}"
+    );
+    assert!(text.contains("    "), "evidence lines are indented: {text}");
+}
+
+#[test]
+fn the_library_says_why_a_run_could_not_happen() {
+    let missing = Run::mcp("/nonexistent/parity-no-such-server")
+        .profile("mcp")
+        .execute();
+    let e = missing.expect_err("a server that cannot start is no outcome");
+    assert_eq!(e.code, 3, "{e}");
+    assert!(e.message.contains("the MCP surface did not start"), "{e}");
+    let bad = Run::mcp("x").profile("no-such-profile").execute();
+    let e = bad.expect_err("an unknown profile is a usage error");
+    assert_eq!(e.code, 2, "{e}");
+    assert!(e.message.contains("unknown profile no-such-profile"), "{e}");
+}

@@ -2,6 +2,7 @@
 //! check failed or timed out; 2 usage or configuration error; 3 could not run (the target did not
 //! start, or no check executed).
 
+pub mod api;
 pub mod bench;
 pub mod logging;
 pub mod selftest;
@@ -531,6 +532,7 @@ where
     T: Into<std::ffi::OsString> + Clone,
 {
     crate::engine::profile::install(&registry);
+    crate::transport::watchdog::enable();
     let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
         Err(e) => {
@@ -1014,22 +1016,46 @@ fn run_profiles(
     Ok(profiles)
 }
 
-async fn cmd_run(args: RunArgs, registry: &crate::engine::profile::Registry) -> i32 {
-    let target = match run_target(&args) {
+/// A run that happened: the redacted report and what the reporters need to print it.
+struct Finished {
+    /// The run's report, redacted (DESIGN.md §Redaction), the baseline applied.
+    report: crate::engine::run::RunReport,
+    /// Why profiles could not run (redacted); non-empty means exit 3.
+    could_not_run: Vec<String>,
+    /// The profiles that ran.
+    profiles: Vec<String>,
+    /// `--partition`, when given.
+    partition: Option<crate::engine::select::Partition>,
+    /// No case was selected and no shard took any.
+    empty_selection: bool,
+    /// The baseline file applied, when one was.
+    baseline: Option<PathBuf>,
+    /// The check whose failure stopped the run under `--fail-fast`, when one did.
+    stopped_by: Option<String>,
+}
+
+/// Plans and runs `parity run`'s profiles from `args` with `registry`, up to the finished,
+/// redacted report (the reporters print it: [`cmd_run`]).
+///
+/// Errors: a usage or configuration error (a bad flag, target, scenario or baseline), as the
+/// sentence `parity run` prints after `error: ` before it exits 2.
+async fn execute(
+    args: &RunArgs,
+    registry: &crate::engine::profile::Registry,
+) -> Result<Finished, String> {
+    let target = match run_target(args) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_USAGE;
+            return Err(e.to_string());
         }
     };
-    let profiles = match run_profiles(registry, &args, &target) {
+    let profiles = match run_profiles(registry, args, &target) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_USAGE;
+            return Err(e.to_string());
         }
     };
-    let eff = Effective::new(&args, &target);
+    let eff = Effective::new(args, &target);
     {
         let argv: Vec<String> = [
             target.mcp.as_ref().map(|m| m.command.as_str()),
@@ -1046,20 +1072,17 @@ async fn cmd_run(args: RunArgs, registry: &crate::engine::profile::Registry) -> 
             .unwrap_or_default();
         let user: Vec<String> = args.redact.iter().chain(&target.redact).cloned().collect();
         if let Err(e) = crate::engine::redact::install_from(&env, &argv, &user) {
-            eprintln!("error: {e}");
-            return EXIT_USAGE;
+            return Err(e.to_string());
         }
     }
     if args.accept && eff.snapshots.is_none() {
-        eprintln!("error: --accept needs a snapshot directory (--snapshots DIR, or `snapshots` under the target's [run])");
-        return EXIT_USAGE;
+        return Err("--accept needs a snapshot directory (--snapshots DIR, or `snapshots` under the target's [run])".to_string());
     }
     let slow_call = match &args.slow_call {
         Some(sc) => match parse_slow_call(sc) {
             Ok(c) => Some(c),
             Err(e) => {
-                eprintln!("error: --slow-call: {e}");
-                return EXIT_USAGE;
+                return Err(format!("--slow-call: {e}"));
             }
         },
         None => None,
@@ -1071,22 +1094,20 @@ async fn cmd_run(args: RunArgs, registry: &crate::engine::profile::Registry) -> 
     ] {
         let Some(path) = path else { continue };
         if path.is_dir() {
-            eprintln!(
-                "error: {flag}: {} is a directory, not a file",
+            return Err(format!(
+                "{flag}: {} is a directory, not a file",
                 path.display()
-            );
-            return EXIT_USAGE;
+            ));
         }
         // A missing directory is created now, so a bad path stops the run before it starts.
         let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
         if let Some(d) = dir {
             if let Err(e) = std::fs::create_dir_all(d) {
-                eprintln!(
-                    "error: {flag}: cannot create the directory {} of {}: {e}",
+                return Err(format!(
+                    "{flag}: cannot create the directory {} of {}: {e}",
                     d.display(),
                     path.display()
-                );
-                return EXIT_USAGE;
+                ));
             }
         }
     }
@@ -1096,8 +1117,7 @@ async fn cmd_run(args: RunArgs, registry: &crate::engine::profile::Registry) -> 
         ("--html", args.html.as_deref()),
         ("--baseline", eff.baseline.as_deref()),
     ]) {
-        eprintln!("error: {e}");
-        return EXIT_USAGE;
+        return Err(e.to_string());
     }
     let partition = match args
         .partition
@@ -1107,17 +1127,14 @@ async fn cmd_run(args: RunArgs, registry: &crate::engine::profile::Registry) -> 
         None => None,
         Some(Ok(p)) => Some(p),
         Some(Err(e)) => {
-            eprintln!("error: {e}");
-            return EXIT_USAGE;
+            return Err(e.to_string());
         }
     };
     if args.line_cap == 0 {
-        eprintln!("error: --line-cap must be at least 1 byte");
-        return EXIT_USAGE;
+        return Err("--line-cap must be at least 1 byte".to_string());
     }
     if !(eff.timeout_multiplier > 0.0 && eff.timeout_multiplier.is_finite()) {
-        eprintln!("error: --timeout-multiplier must be a positive number");
-        return EXIT_USAGE;
+        return Err("--timeout-multiplier must be a positive number".to_string());
     }
     let mut timing = Timing::scaled(eff.timeout_multiplier);
     let scale =
@@ -1138,8 +1155,7 @@ async fn cmd_run(args: RunArgs, registry: &crate::engine::profile::Registry) -> 
     let scenarios = match crate::engine::scenario::load_all(&eff.scenarios) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_USAGE;
+            return Err(e.to_string());
         }
     };
     let selection = match crate::engine::select::Selection::new(
@@ -1150,8 +1166,7 @@ async fn cmd_run(args: RunArgs, registry: &crate::engine::profile::Registry) -> 
     ) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_USAGE;
+            return Err(e.to_string());
         }
     };
     let baseline = match &eff.baseline {
@@ -1162,8 +1177,7 @@ async fn cmd_run(args: RunArgs, registry: &crate::engine::profile::Registry) -> 
             match crate::reports::baseline::load(path, &known) {
                 Ok(b) => Some(std::sync::Arc::new(b)),
                 Err(e) => {
-                    eprintln!("error: {e}");
-                    return EXIT_USAGE;
+                    return Err(e.to_string());
                 }
             }
         }
@@ -1176,8 +1190,7 @@ async fn cmd_run(args: RunArgs, registry: &crate::engine::profile::Registry) -> 
         ) {
             Ok(s) => Some(std::sync::Arc::new(s)),
             Err(e) => {
-                eprintln!("error: {e}");
-                return EXIT_USAGE;
+                return Err(e.to_string());
             }
         },
         None => None,
@@ -1240,8 +1253,7 @@ async fn cmd_run(args: RunArgs, registry: &crate::engine::profile::Registry) -> 
                 merge(&mut report, r.report);
             }
             Err(e) => {
-                eprintln!("error: {e}");
-                return EXIT_USAGE;
+                return Err(e.to_string());
             }
         }
     }
@@ -1296,6 +1308,35 @@ async fn cmd_run(args: RunArgs, registry: &crate::engine::profile::Registry) -> 
         .map(|c| crate::engine::redact::text(c))
         .collect();
     progress.finish();
+    Ok(Finished {
+        report,
+        could_not_run,
+        profiles,
+        partition,
+        empty_selection,
+        baseline: eff.baseline.clone(),
+        stopped_by: opts.control.stopped_by(),
+    })
+}
+
+/// `parity run`: runs ([`execute`]), then prints the console report and writes `--json`,
+/// `--junit` and `--html`; returns the exit code.
+async fn cmd_run(args: RunArgs, registry: &crate::engine::profile::Registry) -> i32 {
+    let Finished {
+        report,
+        could_not_run,
+        profiles,
+        partition,
+        empty_selection,
+        baseline,
+        stopped_by,
+    } = match execute(&args, registry).await {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
     let mut out = std::io::stdout().lock();
     let style = if args.quiet {
         crate::reports::report::Style::Quiet
@@ -1313,11 +1354,11 @@ async fn cmd_run(args: RunArgs, registry: &crate::engine::profile::Registry) -> 
     if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
         let _ = crate::reports::report::print_github_annotations(
             &report,
-            eff.baseline.as_deref(),
+            baseline.as_deref(),
             &mut out,
         );
     }
-    if let Some(by) = opts.control.stopped_by() {
+    if let Some(by) = &stopped_by {
         let not_started = report
             .cases
             .iter()
@@ -1332,9 +1373,9 @@ async fn cmd_run(args: RunArgs, registry: &crate::engine::profile::Registry) -> 
         );
     }
     drop(out);
-    let json_value = crate::reports::report::to_json(&report, eff.baseline.as_deref());
+    let json_value = crate::reports::report::to_json(&report, baseline.as_deref());
     if let Some(path) = &args.json {
-        if let Err(e) = crate::reports::report::write_json(&report, eff.baseline.as_deref(), path) {
+        if let Err(e) = crate::reports::report::write_json(&report, baseline.as_deref(), path) {
             eprintln!("error: failed to write {}: {e}", path.display());
             return EXIT_USAGE;
         }

@@ -24,9 +24,24 @@ pub const SWEEP_LIMIT: Duration = Duration::from_secs(10);
 /// The write end of the watchdog's pipe, held for the life of the process.
 static GUARD: Mutex<Option<std::process::ChildStdin>> = Mutex::new(None);
 
+/// Whether this process is a `parity` command line that can serve `watchdog` itself
+/// ([`enable`]); a test binary using the library is not, so it starts no watchdog.
+static ENABLED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Lets [`ensure`] start the watchdog: called by the command line's entry point, whose
+/// executable answers `watchdog <pid>`. Library users (`parity_harness::api`) run without one:
+/// their peers are reaped when each session ends, but not if the test process is killed.
+pub fn enable() {
+    ENABLED.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// Starts the watchdog once per parity process; later calls do nothing. A watchdog that cannot
-/// start is logged and the run goes on (a normal exit still reaps every peer).
+/// start is logged and the run goes on (a normal exit still reaps every peer). Does nothing
+/// unless [`enable`] was called.
 pub fn ensure() {
+    if !ENABLED.load(std::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
     let Ok(mut g) = GUARD.lock() else { return };
     if g.is_some() {
         return;
