@@ -233,3 +233,19 @@ pub fn installed() -> Option<Registry> {
         Err(poisoned) => poisoned.into_inner().clone(),
     }
 }
+
+/// `checks`, each at `binding`: the catalogue of a profile whose checks all run at one binding.
+pub fn at(binding: &'static str, checks: Vec<Check>) -> Vec<(&'static str, Check)> {
+    checks.into_iter().map(|c| (binding, c)).collect()
+}
+
+/// [`Profile::ready`] from a condition: `Ok` when `ready`, else `why`.
+///
+/// Errors: `why`, when not ready.
+pub fn needs(ready: bool, why: &str) -> Result<(), String> {
+    if ready {
+        Ok(())
+    } else {
+        Err(why.to_string())
+    }
+}

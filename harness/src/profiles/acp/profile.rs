@@ -1,7 +1,7 @@
 //! The `acp` profile in the registry: the ACP v1 catalogue at `acp#v1`.
 
 use crate::engine::check::{Check, McpTarget};
-use crate::engine::profile::{BoxRun, Profile, ProfileRun, RunRequest};
+use crate::engine::profile::{at, needs, BoxRun, Profile, ProfileRun, RunRequest};
 use crate::engine::target::Target;
 use crate::protocol::acp::{BINDING, REVISION};
 use crate::transport::peer::PeerSpec;
@@ -14,20 +14,16 @@ impl Profile for AcpProfile {
         "acp"
     }
     fn catalogue(&self) -> Vec<(&'static str, Check)> {
-        super::catalogue()
-            .into_iter()
-            .map(|c| (BINDING, c))
-            .collect()
+        at(BINDING, super::catalogue())
     }
     fn bindings(&self) -> Vec<(&'static str, Vec<&'static str>)> {
         vec![(BINDING, vec![REVISION])]
     }
     fn ready(&self, target: &Target) -> Result<(), String> {
-        if target.acp.is_some() {
-            Ok(())
-        } else {
-            Err("profile acp needs an ACP surface (--acp or [surfaces.acp]), and the target has none".into())
-        }
+        needs(
+            target.acp.is_some(),
+            "profile acp needs an ACP surface (--acp or [surfaces.acp]), and the target has none",
+        )
     }
     fn run<'a>(&'a self, req: &'a RunRequest<'a>) -> BoxRun<'a> {
         Box::pin(async move {

@@ -1,7 +1,7 @@
 //! The `dispatcher` profile in the registry: lifecycle and policy through every stdio surface.
 
 use crate::engine::check::Check;
-use crate::engine::profile::{BoxRun, Profile, ProfileRun, RunRequest};
+use crate::engine::profile::{needs, BoxRun, Profile, ProfileRun, RunRequest};
 use crate::engine::target::Target;
 
 /// The `dispatcher` profile: one tool backend's lifecycle and policy, surface by surface.
@@ -21,11 +21,10 @@ impl Profile for DispatcherProfile {
         Vec::new()
     }
     fn ready(&self, target: &Target) -> Result<(), String> {
-        if target.dispatcher.is_some() && (target.mcp.is_some() || target.acp.is_some()) {
-            Ok(())
-        } else {
-            Err("profile dispatcher needs [dispatcher] (tool names, labels and the configurations, docs/dispatcher.md) and an MCP or ACP surface".into())
-        }
+        needs(
+            target.dispatcher.is_some() && (target.mcp.is_some() || target.acp.is_some()),
+            "profile dispatcher needs [dispatcher] (tool names, labels and the configurations, docs/dispatcher.md) and an MCP or ACP surface",
+        )
     }
     fn run<'a>(&'a self, req: &'a RunRequest<'a>) -> BoxRun<'a> {
         Box::pin(async move {

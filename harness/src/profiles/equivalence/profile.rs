@@ -2,7 +2,7 @@
 //! scenarios and generated from each tool's `inputSchema`.
 
 use crate::engine::check::Check;
-use crate::engine::profile::{BoxRun, Family, Profile, ProfileRun, RunRequest};
+use crate::engine::profile::{needs, BoxRun, Family, Profile, ProfileRun, RunRequest};
 use crate::engine::run::RunReport;
 use crate::engine::target::Target;
 
@@ -36,11 +36,10 @@ impl Profile for EquivalenceProfile {
     /// Two surfaces at least: an MCP server counts once per era it speaks (known only once it
     /// runs), an ACP agent once. A default run asks for both an MCP and an ACP surface.
     fn ready(&self, target: &Target) -> Result<(), String> {
-        if target.mcp.is_some() {
-            Ok(())
-        } else {
-            Err("profile equivalence needs two surfaces: an MCP surface (each protocol era it speaks counts) beside an ACP surface, or an MCP server that speaks both eras".into())
-        }
+        needs(
+            target.mcp.is_some(),
+            "profile equivalence needs two surfaces: an MCP surface (each protocol era it speaks counts) beside an ACP surface, or an MCP server that speaks both eras",
+        )
     }
     fn runs_by_default(&self, target: &Target) -> bool {
         target.mcp.is_some() && target.acp.is_some()

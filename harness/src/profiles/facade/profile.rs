@@ -2,7 +2,7 @@
 
 use crate::engine::check::Check;
 use crate::engine::http_surface::{start, FacadeSource};
-use crate::engine::profile::{BoxRun, Profile, ProfileRun, RunRequest};
+use crate::engine::profile::{at, needs, BoxRun, Profile, ProfileRun, RunRequest};
 use crate::engine::run::{RunOptions, RunReport};
 use crate::engine::target::Target;
 
@@ -14,21 +14,17 @@ impl Profile for FacadeProfile {
         "facade"
     }
     fn catalogue(&self) -> Vec<(&'static str, Check)> {
-        super::catalogue()
-            .into_iter()
-            .map(|c| (super::BINDING, c))
-            .collect()
+        at(super::BINDING, super::catalogue())
     }
     fn bindings(&self) -> Vec<(&'static str, Vec<&'static str>)> {
         vec![(super::BINDING, vec![super::REVISION])]
     }
     /// The bundled reference facade, or an HTTP surface with `[facade]` declarations.
     fn ready(&self, target: &Target) -> Result<(), String> {
-        if target.reference_facade.is_some() || (target.http.is_some() && target.facade.is_some()) {
-            Ok(())
-        } else {
-            Err("profile facade needs [surfaces.http] (the facade's url or command) and [facade] (hooks and declarations, docs/facade.md)".into())
-        }
+        needs(
+            target.reference_facade.is_some() || (target.http.is_some() && target.facade.is_some()),
+            "profile facade needs [surfaces.http] (the facade's url or command) and [facade] (hooks and declarations, docs/facade.md)",
+        )
     }
     fn run<'a>(&'a self, req: &'a RunRequest<'a>) -> BoxRun<'a> {
         Box::pin(async move {

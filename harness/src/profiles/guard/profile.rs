@@ -1,7 +1,7 @@
 //! The `guard` profile in the registry: one case per rule at `source#guard-1`.
 
 use crate::engine::check::Check;
-use crate::engine::profile::{BoxRun, Profile, RunRequest};
+use crate::engine::profile::{at, needs, BoxRun, Profile, RunRequest};
 use crate::engine::target::Target;
 
 /// The `guard` profile: architecture rules over a source tree.
@@ -12,20 +12,16 @@ impl Profile for GuardProfile {
         "guard"
     }
     fn catalogue(&self) -> Vec<(&'static str, Check)> {
-        super::catalogue()
-            .into_iter()
-            .map(|c| (super::BINDING, c))
-            .collect()
+        at(super::BINDING, super::catalogue())
     }
     fn bindings(&self) -> Vec<(&'static str, Vec<&'static str>)> {
         vec![(super::BINDING, vec![super::REVISION])]
     }
     fn ready(&self, target: &Target) -> Result<(), String> {
-        if target.guard.is_some() {
-            Ok(())
-        } else {
-            Err("profile guard needs [guard] (the rules file and the root to scan, docs/guard.md); or run `parity guard`".into())
-        }
+        needs(
+            target.guard.is_some(),
+            "profile guard needs [guard] (the rules file and the root to scan, docs/guard.md); or run `parity guard`",
+        )
     }
     fn run<'a>(&'a self, req: &'a RunRequest<'a>) -> BoxRun<'a> {
         Box::pin(async move {

@@ -1,7 +1,7 @@
 //! The `hygiene` profile in the registry: the host's credential hygiene at `host#v1`.
 
 use crate::engine::check::Check;
-use crate::engine::profile::{BoxRun, Profile, ProfileRun, RunRequest};
+use crate::engine::profile::{at, needs, BoxRun, Profile, ProfileRun, RunRequest};
 use crate::engine::target::Target;
 
 /// The `hygiene` profile: a host that spawns children, observed with canaries.
@@ -12,20 +12,16 @@ impl Profile for HygieneProfile {
         "hygiene"
     }
     fn catalogue(&self) -> Vec<(&'static str, Check)> {
-        super::catalogue()
-            .into_iter()
-            .map(|c| (super::BINDING, c))
-            .collect()
+        at(super::BINDING, super::catalogue())
     }
     fn bindings(&self) -> Vec<(&'static str, Vec<&'static str>)> {
         vec![(super::BINDING, vec![super::REVISION])]
     }
     fn ready(&self, target: &Target) -> Result<(), String> {
-        if target.hygiene.is_some() {
-            Ok(())
-        } else {
-            Err("profile hygiene needs [hygiene] (the host command and its declarations, docs/hygiene.md); or run `parity hygiene -- CMD`".into())
-        }
+        needs(
+            target.hygiene.is_some(),
+            "profile hygiene needs [hygiene] (the host command and its declarations, docs/hygiene.md); or run `parity hygiene -- CMD`",
+        )
     }
     fn run<'a>(&'a self, req: &'a RunRequest<'a>) -> BoxRun<'a> {
         Box::pin(async move {

@@ -2,7 +2,7 @@
 
 use super::run_mcp_with_scenarios;
 use crate::engine::check::{Check, McpTarget};
-use crate::engine::profile::{BoxRun, Profile, ProfileRun, RunRequest};
+use crate::engine::profile::{at, needs, BoxRun, Profile, ProfileRun, RunRequest};
 use crate::engine::target::Target;
 use crate::transport::peer::PeerSpec;
 
@@ -14,20 +14,16 @@ impl Profile for McpProfile {
         "mcp"
     }
     fn catalogue(&self) -> Vec<(&'static str, Check)> {
-        super::catalogue()
-            .into_iter()
-            .map(|c| (super::BINDING, c))
-            .collect()
+        at(super::BINDING, super::catalogue())
     }
     fn bindings(&self) -> Vec<(&'static str, Vec<&'static str>)> {
         vec![(super::BINDING, crate::protocol::mcp::ALL_REVISIONS.to_vec())]
     }
     fn ready(&self, target: &Target) -> Result<(), String> {
-        if target.mcp.is_some() {
-            Ok(())
-        } else {
-            Err("profile mcp needs an MCP surface (--mcp or [surfaces.mcp]), and the target has none".into())
-        }
+        needs(
+            target.mcp.is_some(),
+            "profile mcp needs an MCP surface (--mcp or [surfaces.mcp]), and the target has none",
+        )
     }
     fn run<'a>(&'a self, req: &'a RunRequest<'a>) -> BoxRun<'a> {
         Box::pin(async move {

@@ -3,7 +3,7 @@
 
 use crate::engine::check::{Check, McpTarget, HTTP_BINDING};
 use crate::engine::http_surface::{reference_http_spec, start, FacadeSource};
-use crate::engine::profile::{BoxRun, Profile, ProfileRun, RunRequest};
+use crate::engine::profile::{needs, BoxRun, Profile, ProfileRun, RunRequest};
 use crate::engine::run::{EraSel, RunOptions, RunReport};
 use crate::engine::target::Target;
 use crate::transport::peer::PeerSpec;
@@ -27,11 +27,10 @@ impl Profile for McpHttpProfile {
         vec![(HTTP_BINDING, crate::protocol::mcp::ALL_REVISIONS.to_vec())]
     }
     fn ready(&self, target: &Target) -> Result<(), String> {
-        if target.http.is_some() || target.reference_facade.is_some() {
-            Ok(())
-        } else {
-            Err("profile mcp-http needs an MCP server over Streamable HTTP (--url or [surfaces.http])".into())
-        }
+        needs(
+            target.http.is_some() || target.reference_facade.is_some(),
+            "profile mcp-http needs an MCP server over Streamable HTTP (--url or [surfaces.http])",
+        )
     }
     fn run<'a>(&'a self, req: &'a RunRequest<'a>) -> BoxRun<'a> {
         Box::pin(async move {
