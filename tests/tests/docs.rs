@@ -177,7 +177,7 @@ fn docs_ci_md_names_every_junit_suite_and_binding() {
             "docs/ci.md's JUnit section never names the suite `{s}`"
         );
     }
-    for (b, _) in parity_harness::reports::baseline::bindings() {
+    for (b, _) in parity_harness::profiles::builtin().bindings() {
         assert!(
             junit.contains(&format!("`{b}`")),
             "docs/ci.md's JUnit section never names the binding `{b}`"

@@ -334,10 +334,16 @@ fn every_loader_locates_its_errors_on_edge_inputs() {
             {
                 let (_d, p, f) = write("baseline.yaml", bytes);
                 (
-                    parity_harness::reports::baseline::load(&p, &known)
-                        .err()
-                        .map(|e| e.to_string())
-                        .unwrap_or_default(),
+                    parity_harness::reports::baseline::load(
+                        &p,
+                        &parity_harness::reports::baseline::Known {
+                            check: &known,
+                            bindings: &parity_harness::profiles::builtin().bindings(),
+                        },
+                    )
+                    .err()
+                    .map(|e| e.to_string())
+                    .unwrap_or_default(),
                     f,
                 )
             },
@@ -392,7 +398,10 @@ proptest! {
     fn baseline_files(bytes in input(|s| &s.baseline)) {
         let (_d, path, file) = write("baseline.yaml", &bytes);
         let known = |c: &str| parity_harness::engine::select::known_check(&parity_harness::profiles::builtin(), c, &[]);
-        if let Err(e) = parity_harness::reports::baseline::load(&path, &known) {
+        if let Err(e) = parity_harness::reports::baseline::load(&path, &parity_harness::reports::baseline::Known {
+            check: &known,
+            bindings: &parity_harness::profiles::builtin().bindings(),
+        }) {
             check_error(&e.to_string(), &file, &bytes)?;
         }
     }

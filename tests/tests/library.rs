@@ -143,14 +143,15 @@ fn a_profile_registered_through_the_library_is_listed_run_reported_and_baselined
         show(&expected)
     );
 
-    // The plain parity binary has no toy: the name is refused, naming the profiles it knows.
+    // The plain parity binary has no toy: the name is refused as --profile's values are.
     let plain = Command::new(crate::common::parity())
         .args(["run", "--profile", "toy"])
         .output()
         .unwrap();
     assert_eq!(plain.status.code(), Some(2), "{}", show(&plain));
     assert!(
-        String::from_utf8_lossy(&plain.stderr).contains("unknown profile toy (known: mcp, acp,"),
+        String::from_utf8_lossy(&plain.stderr)
+            .contains("invalid value 'toy' for '--profile <PROFILE>'"),
         "{}",
         show(&plain)
     );
@@ -221,5 +222,9 @@ fn the_library_says_why_a_run_could_not_happen() {
     let bad = Run::mcp("x").profile("no-such-profile").execute();
     let e = bad.expect_err("an unknown profile is a usage error");
     assert_eq!(e.code, 2, "{e}");
-    assert!(e.message.contains("unknown profile no-such-profile"), "{e}");
+    assert!(
+        e.message
+            .contains("invalid value 'no-such-profile' for '--profile"),
+        "{e}"
+    );
 }

@@ -20,7 +20,6 @@
 use crate::engine::check::Verdict;
 use crate::engine::profile::Registry;
 use crate::engine::run::{CaseResult, RunReport};
-use clap::Parser;
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::Path;
@@ -149,12 +148,11 @@ impl Run {
             code: super::EXIT_USAGE,
             message,
         };
-        let cli = super::Cli::try_parse_from(&self.args).map_err(|e| usage(e.to_string()))?;
+        let registry = self.registry.unwrap_or_else(crate::profiles::builtin);
+        let cli = super::parse_with(&registry, &self.args).map_err(|e| usage(e.to_string()))?;
         let super::Command::Run(args) = cli.command else {
             return Err(usage("not a run".into()));
         };
-        let registry = self.registry.unwrap_or_else(crate::profiles::builtin);
-        crate::engine::profile::install(&registry);
         let finished = super::execute(&args, &registry).await.map_err(usage)?;
         if !finished.could_not_run.is_empty() {
             return Err(RunError {

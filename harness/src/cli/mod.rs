@@ -520,6 +520,29 @@ pub fn main() -> i32 {
     run_with(crate::profiles::builtin(), std::env::args_os())
 }
 
+/// Parses `args` (the program name first) as `parity`'s command line, with `run --profile`
+/// taking exactly the names of `registry`'s profiles (listed in `run --help`).
+///
+/// Errors: clap's usage error (an unknown flag, a profile the registry does not hold, …).
+fn parse_with<I, T>(
+    registry: &crate::engine::profile::Registry,
+    args: I,
+) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    use clap::{CommandFactory, FromArgMatches};
+    let names = registry.names();
+    let cmd = Cli::command().mut_subcommand("run", |run| {
+        run.mut_arg("profile", |a| {
+            a.value_parser(clap::builder::PossibleValuesParser::new(names))
+        })
+    });
+    let matches = cmd.try_get_matches_from(args)?;
+    Cli::from_arg_matches(&matches)
+}
+
 /// Parses `args` (the program name first, as `std::env::args_os` gives them), starts the async
 /// runtime that fits the command and runs it with the profiles of `registry`; returns the exit
 /// code (0 as expected, 1 a check failed or timed out, 2 usage, 3 could not run). The library
@@ -531,9 +554,8 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    crate::engine::profile::install(&registry);
     crate::transport::watchdog::enable();
-    let cli = match Cli::try_parse_from(args) {
+    let cli = match parse_with(&registry, args) {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() { EXIT_USAGE } else { 0 };
@@ -962,7 +984,6 @@ fn run_target(args: &RunArgs) -> Result<crate::engine::target::Target, String> {
     Ok(target)
 }
 
-/// Whether the dispatcher profile can run: `[dispatcher]` declarations and a stdio surface.
 /// The profiles a run with no `--profile` and no `profiles` key runs on `target`, in the
 /// registry's order (parity's own: `mcp` with an MCP surface, `acp` with an ACP surface,
 /// `equivalence` with both, `mcp-http` with an HTTP surface (or the bundled facade), `facade`
@@ -994,6 +1015,9 @@ fn run_profiles(
     args: &RunArgs,
     target: &crate::engine::target::Target,
 ) -> Result<Vec<String>, String> {
+    if let Some(e) = target.unknown_profile(&registry.names()) {
+        return Err(e.to_string());
+    }
     let mut profiles = if !args.profile.is_empty() {
         args.profile.clone()
     } else if !target.profiles.is_empty() {
@@ -1174,7 +1198,13 @@ async fn execute(
         Some(path) => {
             let known =
                 |check: &str| crate::engine::select::known_check(registry, check, &scenarios);
-            match crate::reports::baseline::load(path, &known) {
+            match crate::reports::baseline::load(
+                path,
+                &crate::reports::baseline::Known {
+                    check: &known,
+                    bindings: &registry.bindings(),
+                },
+            ) {
                 Ok(b) => Some(std::sync::Arc::new(b)),
                 Err(e) => {
                     return Err(e.to_string());
@@ -1516,7 +1546,13 @@ fn cmd_baseline_write(
             described.contains(check)
                 || crate::engine::select::known_check(registry, check, &scenarios)
         };
-        match crate::reports::baseline::load(path, &known) {
+        match crate::reports::baseline::load(
+            path,
+            &crate::reports::baseline::Known {
+                check: &known,
+                bindings: &registry.bindings(),
+            },
+        ) {
             Ok(b) => {
                 for e in b.entries {
                     keep.insert(e.case, e.reason);
@@ -1621,9 +1657,19 @@ fn load_reports(
 ) -> Result<Vec<Value>, String> {
     let scenarios = crate::engine::scenario::load_all(scenario_dirs)?;
     let known = |check: &str| crate::engine::select::known_check(registry, check, &scenarios);
+    let bindings = registry.bindings();
     paths
         .iter()
-        .map(|p| crate::reports::report_file::load(p, &known).map_err(|e| e.to_string()))
+        .map(|p| {
+            crate::reports::report_file::load(
+                p,
+                &crate::reports::baseline::Known {
+                    check: &known,
+                    bindings: &bindings,
+                },
+            )
+            .map_err(|e| e.to_string())
+        })
         .collect()
 }
 

@@ -212,28 +212,6 @@ impl Registry {
     }
 }
 
-/// The registry of the running command, set once by the command line's entry point
-/// (`parity_harness::cli::run_with`) before it runs anything, the way the process's one
-/// redactor is (`crate::engine::redact`). Readers that have no registry handed to them (the
-/// baseline and report readers checking a case id's binding) use it.
-static INSTALLED: std::sync::RwLock<Option<Registry>> = std::sync::RwLock::new(None);
-
-/// Makes `registry` the running command's (replacing an earlier one).
-pub fn install(registry: &Registry) {
-    match INSTALLED.write() {
-        Ok(mut g) => *g = Some(registry.clone()),
-        Err(poisoned) => *poisoned.into_inner() = Some(registry.clone()),
-    }
-}
-
-/// The running command's registry, when one was installed.
-pub fn installed() -> Option<Registry> {
-    match INSTALLED.read() {
-        Ok(g) => g.clone(),
-        Err(poisoned) => poisoned.into_inner().clone(),
-    }
-}
-
 /// `checks`, each at `binding`: the catalogue of a profile whose checks all run at one binding.
 pub fn at(binding: &'static str, checks: Vec<Check>) -> Vec<(&'static str, Check)> {
     checks.into_iter().map(|c| (binding, c)).collect()

@@ -53,7 +53,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use toml::Spanned;
 
-/// The profiles a target may name.
+/// parity's own profiles, in run order (`crate::profiles::builtin` holds them; a target file
+/// may name these and any a library registers).
 pub const PROFILES: [&str; 8] = [
     "mcp",
     "acp",
@@ -80,6 +81,22 @@ pub struct TargetError {
     pub key: String,
     /// What is wrong.
     pub message: String,
+}
+
+impl Target {
+    /// The error for a name of the target file's `profiles` that is not one of `known`
+    /// (`file:line:col: profiles: unknown profile "x" (known: …)`), or `None` when every
+    /// name is known.
+    pub fn unknown_profile(&self, known: &[&str]) -> Option<TargetError> {
+        self.profiles
+            .iter()
+            .zip(&self.profile_sites)
+            .find(|(p, _)| !known.contains(&p.as_str()))
+            .map(|(p, site)| TargetError {
+                message: format!("unknown profile {p:?} (known: {})", known.join(", ")),
+                ..site.clone()
+            })
+    }
 }
 
 impl TargetError {
@@ -373,6 +390,9 @@ pub struct Target {
     pub name: String,
     /// Profiles to run (empty: every profile the surfaces allow).
     pub profiles: Vec<String>,
+    /// Where each of `profiles` is written in the target file (a located error with an empty
+    /// message), so a name the run's registry does not hold is refused at its line.
+    pub profile_sites: Vec<TargetError>,
     /// Per-message deadline override, milliseconds.
     pub message_ms: Option<u64>,
     /// Per-case deadline override, milliseconds.
@@ -627,19 +647,13 @@ pub fn parse(file: &str, text: &str) -> Result<Target, TargetError> {
         redact: raw.redact.clone().unwrap_or_default(),
         ..Target::default()
     };
+    // The names are checked against the run's profile registry when it runs
+    // (`Target::unknown_profile`): a library may register more than parity's own.
     for p in raw.profiles.iter().flatten() {
-        if !PROFILES.contains(&p.get_ref().as_str()) {
-            return Err(err_at(
-                p.span().start,
-                "profiles",
-                format!(
-                    "unknown profile {:?} (known: {})",
-                    p.get_ref(),
-                    PROFILES.join(", ")
-                ),
-            ));
-        }
         target.profiles.push(p.get_ref().clone());
+        target
+            .profile_sites
+            .push(err_at(p.span().start, "profiles", String::new()));
     }
     if let Some(h) = &raw.surfaces.http {
         let source = match (&h.url, &h.command) {
@@ -1580,12 +1594,19 @@ seed = 9
         assert_eq!(e.line, 3, "{e}");
         let e = parse("t.toml", "version = 2\n[surfaces.acp]\ncommand = \"x\"\n").unwrap_err();
         assert_eq!(e.key, "version");
-        let e = parse(
+        // A profile name is checked against the run's registry, at its place in the file.
+        let t = parse(
             "t.toml",
             "version = 1\nprofiles = [\"mcp\", \"fast\"]\n[surfaces.acp]\ncommand = \"x\"\n",
         )
-        .unwrap_err();
-        assert_eq!((e.line, e.key.as_str()), (2, "profiles"), "{e}");
+        .unwrap();
+        let e = t.unknown_profile(&PROFILES).unwrap();
+        assert_eq!((e.line, e.col, e.key.as_str()), (2, 20, "profiles"), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "t.toml:2:20: profiles: unknown profile \"fast\" (known: mcp, acp, equivalence, mcp-http, facade, hygiene, dispatcher, guard)"
+        );
+        assert!(t.unknown_profile(&["mcp", "fast"]).is_none());
         let e = parse("t.toml", "version = 1\n").unwrap_err();
         assert_eq!(e.key, "surfaces");
         let e = parse(

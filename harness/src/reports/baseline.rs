@@ -141,17 +141,20 @@ impl BaselineError {
 // Bindings, revisions and patterns
 // ---------------------------------------------------------------------------------------------
 
-/// Every binding (the part of a case id after `@`) with its revisions (after `#`), e.g.
-/// `("acp", ["v1"])`: those of the running command's registry
-/// ([`crate::engine::profile::installed`]), or of parity's own profiles.
-pub fn bindings() -> Vec<(&'static str, Vec<&'static str>)> {
-    crate::engine::profile::installed()
-        .unwrap_or_else(crate::profiles::builtin)
-        .bindings()
+/// What parity knows when it reads case ids (baselines, reports): which check ids name a check
+/// (`crate::engine::select::known_check` over the run's registry and scenarios), and every
+/// binding (the part of a case id after `@`) with its revisions (after `#`), e.g.
+/// `("acp", ["v1"])` (`crate::engine::profile::Registry::bindings`).
+#[derive(Clone, Copy)]
+pub struct Known<'a> {
+    /// Whether a check id names a check parity knows.
+    pub check: &'a dyn Fn(&str) -> bool,
+    /// Every binding with its revisions.
+    pub bindings: &'a [(&'static str, Vec<&'static str>)],
 }
 
-fn binding_names() -> String {
-    let names: Vec<&str> = bindings().iter().map(|(b, _)| *b).collect();
+fn binding_names(bindings: &[(&'static str, Vec<&'static str>)]) -> String {
+    let names: Vec<&str> = bindings.iter().map(|(b, _)| *b).collect();
     match names.split_last() {
         Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
         _ => names.join(""),
@@ -167,18 +170,17 @@ pub(crate) fn split_case_id(id: &str) -> Option<(&str, &str, &str)> {
 
 /// Checks an exact case id: its shape, binding and revision, and that its check is known.
 /// Errors: why it is not a case id parity knows.
-pub(crate) fn check_case_id(id: &str, known_check: &dyn Fn(&str) -> bool) -> Result<(), String> {
+pub(crate) fn check_case_id(id: &str, known: &Known) -> Result<(), String> {
     let Some((check, binding, revision)) = split_case_id(id) else {
         return Err("not a case id (expected check@binding#revision)".into());
     };
     if check.is_empty() || binding.is_empty() || revision.is_empty() {
         return Err("not a case id (expected check@binding#revision)".into());
     }
-    let all = bindings();
-    let Some((_, revs)) = all.iter().find(|(b, _)| *b == binding) else {
+    let Some((_, revs)) = known.bindings.iter().find(|(b, _)| *b == binding) else {
         return Err(format!(
             "unknown binding `{binding}` (expected {})",
-            binding_names()
+            binding_names(known.bindings)
         ));
     };
     if !revs.contains(&revision) {
@@ -187,7 +189,7 @@ pub(crate) fn check_case_id(id: &str, known_check: &dyn Fn(&str) -> bool) -> Res
             revs.join(", ")
         ));
     }
-    if !known_check(check) {
+    if !(known.check)(check) {
         return Err(unknown_check(check));
     }
     Ok(())
@@ -309,18 +311,24 @@ impl Pattern {
 
     /// Checks the parts against what parity knows: the binding, the revision, and (for a check
     /// part without globs) the check.
-    fn validate(&self, known_check: &dyn Fn(&str) -> bool) -> Result<(), String> {
-        let all = bindings();
-        let bindings: Vec<&(&str, Vec<&str>)> = all
+    fn validate(&self, known: &Known) -> Result<(), String> {
+        let bindings: Vec<&(&str, Vec<&str>)> = known
+            .bindings
             .iter()
             .filter(|(b, _)| self.binding.as_deref().is_none_or(|p| part_matches(p, b)))
             .collect();
         if let Some(b) = &self.binding {
             if bindings.is_empty() {
                 return Err(if has_glob(b) {
-                    format!("binding `{b}` matches no binding ({})", binding_names())
+                    format!(
+                        "binding `{b}` matches no binding ({})",
+                        binding_names(known.bindings)
+                    )
                 } else {
-                    format!("unknown binding `{b}` (expected {})", binding_names())
+                    format!(
+                        "unknown binding `{b}` (expected {})",
+                        binding_names(known.bindings)
+                    )
                 });
             }
         }
@@ -344,7 +352,7 @@ impl Pattern {
                 ));
             }
         }
-        if !has_glob(&self.check) && !known_check(&self.check) {
+        if !has_glob(&self.check) && !(known.check)(&self.check) {
             return Err(unknown_check(&self.check));
         }
         Ok(())
@@ -449,14 +457,13 @@ fn parse_tree(cx: &Cx, text: &str) -> Result<Node, BaselineError> {
     })
 }
 
-/// Loads a baseline file. `known_check` says whether a check id is one parity knows
-/// (`crate::engine::select::known_check` over the run's scenarios).
+/// Loads a baseline file, checking each entry's case id against what parity `known`s.
 ///
 /// Errors: the file cannot be read; YAML that does not parse; a value of the wrong type; an
 /// unknown or missing key; a `version` other than 1; a blank `reason`; a pattern that is
 /// malformed or names an unknown check, binding or revision; the same `case` twice. Each names
 /// the file, the 1-based line and the entry (see [`BaselineError`]).
-pub fn load(path: &Path, known_check: &dyn Fn(&str) -> bool) -> Result<Baseline, BaselineError> {
+pub fn load(path: &Path, known: &Known) -> Result<Baseline, BaselineError> {
     let cx = Cx { file: path };
     let text = crate::base::textfile::read_utf8(path).map_err(|e| match &e {
         crate::base::textfile::ReadError::Io(io) => {
@@ -470,18 +477,14 @@ pub fn load(path: &Path, known_check: &dyn Fn(&str) -> bool) -> Result<Baseline,
             err
         }
     })?;
-    let entries = parse_text(&cx, &text, known_check)?;
+    let entries = parse_text(&cx, &text, known)?;
     Ok(Baseline {
         path: path.to_path_buf(),
         entries,
     })
 }
 
-fn parse_text(
-    cx: &Cx,
-    text: &str,
-    known_check: &dyn Fn(&str) -> bool,
-) -> Result<Vec<Entry>, BaselineError> {
+fn parse_text(cx: &Cx, text: &str, known: &Known) -> Result<Vec<Entry>, BaselineError> {
     let root = parse_tree(cx, text)?;
     let top = match &root.kind {
         Kind::Map(m) => m,
@@ -644,7 +647,7 @@ fn parse_text(
         let parsed = Pattern::parse(pattern)
             .map_err(|e| cx.err(case_node.line, Some(pattern), format!("bad pattern: {e}")))?;
         parsed
-            .validate(known_check)
+            .validate(known)
             .map_err(|e| cx.err(case_node.line, Some(pattern), e))?;
         if let Some(first) = seen.get(pattern.as_str()) {
             return Err(cx.err(
@@ -899,6 +902,16 @@ mod tests {
         "equivalence.generated",
     ];
 
+    /// [`known`] with parity's own bindings, as a run reads case ids.
+    fn k() -> crate::reports::baseline::Known<'static> {
+        static B: std::sync::OnceLock<Vec<(&'static str, Vec<&'static str>)>> =
+            std::sync::OnceLock::new();
+        crate::reports::baseline::Known {
+            check: &known,
+            bindings: B.get_or_init(|| crate::profiles::builtin().bindings()),
+        }
+    }
+
     fn known(c: &str) -> bool {
         KNOWN
             .iter()
@@ -914,7 +927,7 @@ mod tests {
 
     fn load_text(text: &str) -> Result<Baseline, BaselineError> {
         let (_dir, path) = write(text);
-        load(&path, &known)
+        load(&path, &k())
     }
 
     /// The error's line, entry and message (file checked separately).
@@ -933,7 +946,7 @@ mod tests {
             b"version: 1\nexpected-failures:\n  - case: \"mcp.base.parse-error\"\n    reason: \"x\xff\"\n",
         )
         .unwrap();
-        let e = load(&path, &known).unwrap_err();
+        let e = load(&path, &k()).unwrap_err();
         assert_eq!(
             (e.line, e.col, e.key.as_deref()),
             (4, 15, Some("reason")),
@@ -1030,7 +1043,7 @@ expected-failures:
     #[test]
     fn unreadable_file_has_no_line() {
         let dir = tempfile::tempdir().unwrap();
-        let e = load(&dir.path().join("nope.yaml"), &known).unwrap_err();
+        let e = load(&dir.path().join("nope.yaml"), &k()).unwrap_err();
         assert_eq!(e.line, 0);
         assert!(
             e.to_string()
@@ -1528,7 +1541,7 @@ expected-failures:
     fn write_from_report_round_trips_through_load() {
         let text = write_from_report(&json_report(), "ci/report.json");
         let (_dir, path) = write(&text);
-        let b = load(&path, &known).unwrap();
+        let b = load(&path, &k()).unwrap();
         let cases: Vec<&str> = b.entries.iter().map(|e| e.case.as_str()).collect();
         assert_eq!(
             cases,
@@ -1554,7 +1567,7 @@ expected-failures:
         let text = write_from_report(&serde_json::json!({"cases": {}}), "r.json");
         assert!(text.ends_with("expected-failures: []\n"));
         let (_dir, path) = write(&text);
-        assert!(load(&path, &known).unwrap().entries.is_empty());
+        assert!(load(&path, &k()).unwrap().entries.is_empty());
     }
 
     #[test]

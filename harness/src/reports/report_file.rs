@@ -59,15 +59,18 @@ impl ReportFileError {
     }
 }
 
-/// Loads a JSON report written by `parity run --json`. `known_check` says whether a check id is
-/// one parity knows (`crate::engine::select::known_check`).
+/// Loads a JSON report written by `parity run --json`, checking each case id against what
+/// parity `known`s (a case that describes its own check is accepted too).
 ///
 /// Errors: the file cannot be read; it is not JSON; a key appears twice in one object (the
 /// line of the second); `schema_version` is missing or not 1 or 2; `cases` is missing or not
 /// an object; a case key is not a case id, or names an unknown binding or revision, or a check
 /// that is neither known nor described by the case (the message names `--scenarios`); a
 /// case is not an object or has no known `verdict`. See [`ReportFileError`].
-pub fn load(path: &Path, known_check: &dyn Fn(&str) -> bool) -> Result<Value, ReportFileError> {
+pub fn load(
+    path: &Path,
+    known: &crate::reports::baseline::Known,
+) -> Result<Value, ReportFileError> {
     let err = |line: usize, case: Option<&str>, message: String| ReportFileError {
         file: path.to_path_buf(),
         line,
@@ -170,7 +173,11 @@ pub fn load(path: &Path, known_check: &dyn Fn(&str) -> bool) -> Result<Value, Re
         let line = scan.cases.get(id.as_str()).copied().unwrap_or(1);
         // A check parity does not know (a user's scenario) is accepted when the case describes
         // it itself: the report is then all a reader needs.
-        let known = |check: &str| known_check(check) || describes(c, check);
+        let check = |check: &str| (known.check)(check) || describes(c, check);
+        let known = crate::reports::baseline::Known {
+            check: &check,
+            bindings: known.bindings,
+        };
         crate::reports::baseline::check_case_id(id, &known).map_err(|m| {
             let m = if m.starts_with("unknown check") {
                 format!(
@@ -407,6 +414,16 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
 
+    /// [`known`] with parity's own bindings, as a run reads case ids.
+    fn k() -> crate::reports::baseline::Known<'static> {
+        static B: std::sync::OnceLock<Vec<(&'static str, Vec<&'static str>)>> =
+            std::sync::OnceLock::new();
+        crate::reports::baseline::Known {
+            check: &known,
+            bindings: B.get_or_init(|| crate::profiles::builtin().bindings()),
+        }
+    }
+
     fn known(c: &str) -> bool {
         [
             "mcp.base.parse-error",
@@ -422,7 +439,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("report.json");
         std::fs::write(&path, text).unwrap();
-        load(&path, &known)
+        load(&path, &k())
     }
 
     fn err(text: &str) -> ReportFileError {
@@ -463,7 +480,7 @@ mod tests {
     #[test]
     fn unreadable_file() {
         let dir = tempfile::tempdir().unwrap();
-        let e = load(&dir.path().join("gone.json"), &known).unwrap_err();
+        let e = load(&dir.path().join("gone.json"), &k()).unwrap_err();
         assert_eq!(e.line, 0);
         assert!(
             e.to_string()

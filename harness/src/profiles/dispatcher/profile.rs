@@ -17,8 +17,20 @@ impl Profile for DispatcherProfile {
             .map(|c| (super::binding_of(c.id), c))
             .collect()
     }
+    /// Its cases run through every stdio surface, and its cross-surface check at the
+    /// equivalence binding.
     fn bindings(&self) -> Vec<(&'static str, Vec<&'static str>)> {
-        Vec::new()
+        vec![
+            (
+                crate::engine::check::STDIO_BINDING,
+                crate::protocol::mcp::ALL_REVISIONS.to_vec(),
+            ),
+            (
+                crate::protocol::acp::BINDING,
+                vec![crate::protocol::acp::REVISION],
+            ),
+            (super::EQUIVALENCE_BINDING, vec!["all"]),
+        ]
     }
     fn ready(&self, target: &Target) -> Result<(), String> {
         needs(
