@@ -6,6 +6,9 @@
 //! legacy revision (batching at 2025-03-26) also run at their revision when the server speaks it.
 //! Each active case gets fresh peers (isolation over speed: a broken session never leaks into
 //! another case). Monitors judge every session of the era plus one session of their own.
+//!
+//! Size (1684 lines): the runners share the planning, the per-era execution with shared sessions
+//! and monitors, retries and the report model.
 
 use crate::engine::check::{
     evidence, Check, CheckKind, Ctx, Finding, McpTarget, MonitorInput, ServerFacts, SessionLog,

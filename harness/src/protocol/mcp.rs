@@ -7,6 +7,9 @@
 //! a server supports. Responses are correlated by id (value and type), in any order; requests the
 //! server sends to the client are answered deterministically (see [`answer_server_request`]).
 //! The driver returns observations and never panics on what a peer sent.
+//!
+//! Size (1121 lines): the MCP client driver for both eras: handshakes, matching responses by id,
+//! answering server requests, and the inbox bounds; about 130 lines are unit tests.
 
 use crate::transport::peer::{Peer, PeerError, Recv};
 use crate::transport::wire::{classify, Classified, Line};

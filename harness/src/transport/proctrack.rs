@@ -27,6 +27,9 @@
 //! Reviewed `unsafe` (the second module with any, after `peer`): three libc calls that nix does
 //! not offer in a form that keeps real-time signals — `waitpid` into a local status word,
 //! `ptrace(PTRACE_CONT)` with a raw signal number and `ptrace(PTRACE_LISTEN)`.
+//!
+//! Size (1160 lines): the ptrace tracer and its `/proc` fallback are one state machine over the
+//! traced tree.
 
 use nix::sys::ptrace;
 use nix::sys::signal::{self, Signal};

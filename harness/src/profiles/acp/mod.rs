@@ -4,6 +4,9 @@
 //! <https://agentclientprotocol.com/protocol/v1/>, the v1 JSON schema, and JSON-RPC 2.0. Active
 //! checks drive fresh agents (`initialize` at version 1 first, unless the check probes
 //! `initialize` itself); monitors judge every session's frames. `docs/checks.md` lists them.
+//!
+//! Size (1534 lines): the ACP v1 catalogue: every check's declaration and function, and parity's
+//! reading of the v1 result and `session/update` shapes they use.
 
 mod profile;
 pub use profile::AcpProfile;

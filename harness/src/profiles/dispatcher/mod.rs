@@ -14,6 +14,9 @@
 //! Real time enters one check only: `dispatcher.startup-budget` requires the first answer and
 //! the settle within the declared budget plus the declared tolerance (both generous against a
 //! 30 s start). Every other check polls for the settled state and judges the order of events.
+//!
+//! Size (1145 lines): the lifecycle and policy checks, their configurations and the cross-surface
+//! comparison share the declarations' types.
 
 mod profile;
 pub use profile::DispatcherProfile;

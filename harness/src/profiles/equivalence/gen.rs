@@ -81,6 +81,9 @@
 //! failure persistence is disabled: no `proptest-regressions` files are ever read or written.
 //! Proptest's `PROPTEST_*` environment variables do not change the cases, seed or shrink
 //! limits (those come from [`GenConfig`]).
+//!
+//! Size (1675 lines): argument generation for every JSON Schema keyword parity supports, with
+//! mutation and shrinking; about 440 lines are unit tests.
 
 use std::cell::{Cell, RefCell};
 use std::panic::{catch_unwind, AssertUnwindSafe};

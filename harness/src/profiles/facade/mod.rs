@@ -13,6 +13,9 @@
 //! judges what the facade publishes and answers. The catalogue is read through
 //! `search_capabilities`/`execute_capability` (meta form) or `tools/list`/`tools/call`
 //! (direct form). Tokens never appear in evidence: they are replaced by `[TOKEN]`.
+//!
+//! Size (1501 lines): the ten session-gating checks, their declarations, token hooks and the facade
+//! session they drive share the facade's model.
 
 mod profile;
 pub use profile::FacadeProfile;
