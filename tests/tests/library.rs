@@ -228,3 +228,63 @@ fn the_library_says_why_a_run_could_not_happen() {
         "{e}"
     );
 }
+
+#[test]
+fn the_library_refuses_an_empty_selection_and_console_flags() {
+    let reference = format!("{} reference mcp", crate::common::parity_str());
+    let none = Run::mcp(&reference)
+        .profile("mcp")
+        .filter("mcp.no-such-check")
+        .execute();
+    let e = none.expect_err("a selection that keeps no case is no outcome");
+    assert_eq!(e.code, 3, "{e}");
+    assert!(e.message.contains("no case matched the selection"), "{e}");
+    let color = Run::mcp(&reference)
+        .profile("mcp")
+        .arg("--color")
+        .arg("always")
+        .execute();
+    let e = color.expect_err("--color shapes a console the library does not print");
+    assert_eq!(e.code, 2, "{e}");
+    assert!(e.message.contains("--color"), "{e}");
+    // The library runs with --quiet, so --verbose is the flag clash parity run reports.
+    let verbose = Run::mcp(&reference).arg("--verbose").execute();
+    assert_eq!(verbose.map(|_| ()).map_err(|e| e.code), Err(2));
+    let clap = Run::mcp(&reference).arg("--no-such-flag").execute();
+    let e = clap.expect_err("an unknown flag is a usage error");
+    assert_eq!(e.code, 2, "{e}");
+    assert!(
+        !e.message.starts_with("error:") && !e.message.contains("Usage:"),
+        "the sentence alone: {e}"
+    );
+}
+
+#[test]
+fn the_library_writes_the_report_files_it_is_asked_for() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let json = dir.path().join("out/report.json");
+    let junit = dir.path().join("report.xml");
+    let outcome = Run::mcp(&format!("{} reference mcp", crate::common::parity_str()))
+        .profile("mcp")
+        .filter("mcp.base.ping")
+        .arg("--json")
+        .arg(json.as_os_str())
+        .arg("--junit")
+        .arg(junit.as_os_str())
+        .execute()
+        .expect("parity could run the reference");
+    outcome.assert_passed();
+    let text = std::fs::read_to_string(&json).expect("the JSON report was written");
+    let value: serde_json::Value = serde_json::from_str(&text).expect("the JSON report parses");
+    let ids: Vec<&str> = value["cases"]
+        .as_object()
+        .map(|m| m.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    assert_eq!(ids.len(), outcome.report.cases.len(), "{ids:?}");
+    assert!(
+        ids.iter().all(|id| id.starts_with("mcp.base.ping@")),
+        "{ids:?}"
+    );
+    let xml = std::fs::read_to_string(&junit).expect("the JUnit report was written");
+    assert!(xml.contains("mcp.base.ping@mcp-stdio#2025-11-25"), "{xml}");
+}

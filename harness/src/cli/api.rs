@@ -31,7 +31,7 @@ use std::path::Path;
 pub struct RunError {
     /// 2 (usage or configuration) or 3 (could not run: the target did not start).
     pub code: i32,
-    /// What `parity run` prints after `error: `.
+    /// What `parity run` prints after `error: ` (for code 3, each reason, joined by `; `).
     pub message: String,
 }
 
@@ -149,21 +149,38 @@ impl Run {
             message,
         };
         let registry = self.registry.unwrap_or_else(crate::profiles::builtin);
-        let cli = super::parse_with(&registry, &self.args).map_err(|e| usage(e.to_string()))?;
+        let cli = super::parse_with(&registry, &self.args).map_err(|e| usage(clap_text(&e)))?;
         let super::Command::Run(args) = cli.command else {
             return Err(usage("not a run".into()));
         };
+        // --verbose is refused by clap already: it conflicts with the --quiet the library adds.
+        if args.color != crate::reports::report::ColorChoice::Auto {
+            return Err(usage(
+                "--color shapes the console report, which the library does not print; read the outcome instead".into(),
+            ));
+        }
         let finished = super::execute(&args, &registry).await.map_err(usage)?;
-        if !finished.could_not_run.is_empty() {
+        super::write_report_files(&args, &finished.report, finished.baseline.as_deref())
+            .map_err(usage)?;
+        // Both a surface that did not start and a selection that kept no case.
+        if !finished.report.could_not_run.is_empty() {
             return Err(RunError {
                 code: super::EXIT_COULD_NOT_RUN,
-                message: finished.could_not_run.join("; "),
+                message: finished.report.could_not_run.join("; "),
             });
         }
         Ok(Outcome {
             report: finished.report,
         })
     }
+}
+
+/// The sentence of a clap error, without its `error: ` prefix and usage hint.
+fn clap_text(e: &clap::Error) -> String {
+    let text = e.to_string();
+    let text = text.strip_prefix("error: ").unwrap_or(&text);
+    let first = text.split("\n\n").next().unwrap_or(text);
+    first.trim().to_string()
 }
 
 /// The verdicts of a run that happened.
@@ -189,7 +206,8 @@ impl Outcome {
     }
 
     /// The cases that fail the run: `fail`, `timeout` and `not-run`, unless a baseline expects
-    /// them.
+    /// them; the cases a `--fail-fast` run never started are left out (the case that stopped it
+    /// is among these).
     pub fn failures(&self) -> Vec<&CaseResult> {
         self.report
             .cases
@@ -199,12 +217,16 @@ impl Outcome {
                     c.verdict,
                     Verdict::Fail | Verdict::Timeout | Verdict::NotRun
                 ) && c.expected.is_none()
+                    && !c
+                        .message
+                        .starts_with(crate::engine::run::FAIL_FAST_NOT_STARTED)
             })
             .collect()
     }
 
-    /// The exit code `parity run` would give: 0 as expected, 1 a check failed or timed out, 3
-    /// no check executed.
+    /// The exit code `parity run` would give ([`RunReport::exit_code`]): 0 as expected; 1 a
+    /// check failed or timed out, or a baseline entry is stale; 3 no check executed, or a case
+    /// was `not-run` without a baseline entry.
     pub fn exit_code(&self) -> i32 {
         self.report.exit_code()
     }
@@ -234,6 +256,18 @@ impl Outcome {
             for e in &c.evidence {
                 text.push_str(&format!("    {e}\n"));
             }
+        }
+        for s in &self.report.stale {
+            text.push_str(&format!(
+                "\nSTALE baseline entry `{}` (line {}): {}; it matched only cases that executed without failing: {}\n",
+                s.entry,
+                s.line,
+                s.reason,
+                s.cases.join(", ")
+            ));
+        }
+        if self.report.executed() == 0 {
+            text.push_str("\nno check executed: every selected case was skipped or did not run\n");
         }
         panic!("{text}");
     }

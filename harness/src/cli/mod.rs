@@ -28,7 +28,7 @@ use crate::transport::peer::PeerSpec;
 use clap::{Parser, Subcommand};
 use serde_json::{json, Value};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub use crate::base::exit::{EXIT_COULD_NOT_RUN, EXIT_USAGE};
 
@@ -1413,24 +1413,9 @@ async fn cmd_run(args: RunArgs, registry: &crate::engine::profile::Registry) -> 
         );
     }
     drop(out);
-    let json_value = crate::reports::report::to_json(&report, baseline.as_deref());
-    if let Some(path) = &args.json {
-        if let Err(e) = crate::reports::report::write_json(&report, baseline.as_deref(), path) {
-            eprintln!("error: failed to write {}: {e}", path.display());
-            return EXIT_USAGE;
-        }
-    }
-    if let Some(path) = &args.junit {
-        if let Err(e) = crate::reports::junit::write(&report, path) {
-            eprintln!("error: failed to write {}: {e}", path.display());
-            return EXIT_USAGE;
-        }
-    }
-    if let Some(path) = &args.html {
-        if let Err(e) = crate::reports::html::write(std::slice::from_ref(&json_value), path) {
-            eprintln!("error: failed to write {}: {e}", path.display());
-            return EXIT_USAGE;
-        }
+    if let Err(e) = write_report_files(&args, &report, baseline.as_deref()) {
+        eprintln!("error: {e}");
+        return EXIT_USAGE;
     }
     if !could_not_run.is_empty() {
         for c in &could_not_run {
@@ -1452,6 +1437,31 @@ async fn cmd_run(args: RunArgs, registry: &crate::engine::profile::Registry) -> 
         );
     }
     report.exit_code()
+}
+
+/// Writes the report files `parity run` was asked for: `--json`, `--junit` and `--html` (each
+/// optional), from the redacted `report` and the `baseline` file it was judged against.
+///
+/// Errors: the first file that could not be written, as "failed to write PATH: REASON".
+fn write_report_files(
+    args: &RunArgs,
+    report: &crate::engine::run::RunReport,
+    baseline: Option<&Path>,
+) -> Result<(), String> {
+    let failed =
+        |path: &Path, e: &dyn std::fmt::Display| format!("failed to write {}: {e}", path.display());
+    if let Some(path) = &args.json {
+        crate::reports::report::write_json(report, baseline, path).map_err(|e| failed(path, &e))?;
+    }
+    if let Some(path) = &args.junit {
+        crate::reports::junit::write(report, path).map_err(|e| failed(path, &e))?;
+    }
+    if let Some(path) = &args.html {
+        let json_value = crate::reports::report::to_json(report, baseline);
+        crate::reports::html::write(std::slice::from_ref(&json_value), path)
+            .map_err(|e| failed(path, &e))?;
+    }
+    Ok(())
 }
 
 /// A list of flag values for messages, `none` when empty.

@@ -59,7 +59,16 @@ pub async fn start(spec: &PeerSpec, deadline: Duration) -> Result<Started, Strin
             }
         }
         other => {
-            let msg = failed(&peer, format!("the facade printed no URL: {other:?}"));
+            let why = match other {
+                crate::transport::peer::Recv::Eof => {
+                    "the facade closed its stdout without printing its URL".to_string()
+                }
+                _ => format!(
+                    "the facade printed no URL within {} ms",
+                    deadline.as_millis()
+                ),
+            };
+            let msg = failed(&peer, why);
             peer.shutdown(crate::transport::peer::ShutdownGrace::default())
                 .await;
             Err(msg)

@@ -443,20 +443,3 @@ pub(super) async fn record_latencies(
         transcript_bytes,
     })
 }
-
-/// Target for the http part: parity's total wall at most this factor of mcp-tester's, while
-/// executing at least as many cases.
-pub const HTTP_TARGET_RATIO: f64 = 1.0;
-/// The `mcp-tester` release the http part compares with (`tests/interop/install-mcp-tester.sh`).
-pub const MCP_TESTER_VERSION: &str = "0.8.0";
-/// `--jobs` of the http part's `parity run` (the default of `parity run`).
-pub const HTTP_JOBS: usize = 8;
-/// server-everything's entry point, relative to the repository root.
-pub(super) const EVERYTHING_ENTRY: &str =
-    "tests/interop/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js";
-/// Where `tests/interop/install-mcp-tester.sh` installs mcp-tester, relative to the root.
-pub(super) const MCP_TESTER_BIN: &str = "target/mcp-tester/bin/mcp-tester";
-/// Deadline for one checker run of the http part.
-pub(super) const HTTP_RUN_DEADLINE: Duration = Duration::from_secs(300);
-/// Deadline for server-everything to accept connections.
-pub(super) const HTTP_SERVER_START_DEADLINE: Duration = Duration::from_secs(30);

@@ -348,9 +348,6 @@ pub fn rows(r: &BenchReport) -> Vec<Row> {
     out
 }
 
-/// Target for the stdio part: the default run's wall at most this many plain sessions.
-pub const STDIO_TARGET_RATIO: f64 = 5.0;
-
 /// The rows of one generated-equivalence measurement: calls per second against two floor
 /// round trips per call (judged on the multi-threaded runtime only), then the breakdown.
 pub(super) fn generated_rows(g: &GeneratedBench, floor: Option<Latency>) -> Vec<Row> {

@@ -136,3 +136,6 @@ pub(super) async fn stdio_part(runs: usize) -> Result<StdioBench, HttpError> {
         ratio: parity_ms / session_ms.max(1e-9),
     })
 }
+
+/// Target for the stdio part: the default run's wall at most this many plain sessions.
+pub const STDIO_TARGET_RATIO: f64 = 5.0;
