@@ -118,8 +118,10 @@ fn lines(path: &Path) -> usize {
 
 #[test]
 fn the_repository_guards_itself() {
-    let out = guard(&repo_root(), &["--baseline", "guard-baseline.json"]);
+    // No baseline: every layer and profile rule holds over the whole tree.
+    let out = guard(&repo_root(), &[]);
     assert_eq!(out.code, Some(0), "{}", out.show());
+    assert_eq!(out.json["baselined"].as_u64(), Some(0), "{}", out.show());
     assert!(
         out.json["files_scanned"].as_u64().unwrap() > 100,
         "{}",
@@ -591,16 +593,14 @@ fn docs_guard_md_shows_the_example_rules_file_as_tested() {
 }
 
 /// The layer rules of `guard.toml` (docs/architecture.md §Layers), over a copy of the harness's
-/// tree with its baseline: for each rule, a back-import injected in the four shapes — a plain
+/// tree: for each rule, a back-import injected in the four shapes — a plain
 /// `use`, a grouped `use crate::{…}` spread over lines, a `super::` path and a fully qualified
 /// path in an expression — is reported with its file, line and rule, and nothing else is.
 #[test]
 fn every_layer_and_profile_rule_catches_each_shape_of_back_import() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    for f in ["guard.toml", "guard-baseline.json"] {
-        std::fs::copy(repo_root().join(f), root.join(f)).unwrap();
-    }
+    std::fs::copy(repo_root().join("guard.toml"), root.join("guard.toml")).unwrap();
     copy_tree(&repo_root().join("harness/src"), &root.join("harness/src"));
     // (rule, folder the file goes in, the path named, what `super::` is followed by)
     let mut cases: Vec<(String, String, String, String)> = [
@@ -689,7 +689,7 @@ fn every_layer_and_profile_rule_catches_each_shape_of_back_import() {
             want.push((rel.clone(), line, rule.clone()));
         }
     }
-    let out = guard(root, &["--baseline", "guard-baseline.json"]);
+    let out = guard(root, &[]);
     assert_eq!(out.code, Some(1), "{}", out.show());
     let errors = out.errors();
     for (rel, line, rule) in &want {

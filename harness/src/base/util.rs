@@ -56,6 +56,25 @@ pub fn write_file(path: &std::path::Path, contents: impl AsRef<[u8]>) -> std::io
     std::fs::write(path, contents)
 }
 
+/// The signal named `name` (`HUP`, `usr1`, `SIGTERM`; case-insensitive, `SIG` optional).
+///
+/// Errors: not a signal name, as "\"NAME\" is not a signal name (HUP, USR1, …)".
+pub fn parse_signal(name: &str) -> Result<nix::sys::signal::Signal, String> {
+    let upper = name.trim().to_ascii_uppercase();
+    let full = if upper.starts_with("SIG") {
+        upper
+    } else {
+        format!("SIG{upper}")
+    };
+    full.parse::<nix::sys::signal::Signal>()
+        .map_err(|_| format!("{name:?} is not a signal name (HUP, USR1, …)"))
+}
+
+/// Whether `name` is a signal name [`parse_signal`] accepts (`HUP`, `SIGUSR1`, …).
+pub fn valid_signal(name: &str) -> bool {
+    parse_signal(name).is_ok()
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -8,6 +8,7 @@
 
 pub mod api;
 pub mod bench;
+pub mod hygiene;
 pub mod logging;
 mod reports;
 pub mod selftest;
@@ -110,7 +111,7 @@ enum Command {
     /// argv, its output and loose files, hands them a private file, rotates it in place and
     /// cleans up (docs/hygiene.md). Without a target or CMD: the bundled
     /// `parity reference launch -- parity reference bridge`.
-    Hygiene(Box<crate::profiles::hygiene::HygieneArgs>),
+    Hygiene(Box<hygiene::HygieneArgs>),
     /// The hygiene probe's stub: stop (SIGSTOP) so the tracer can attach, then execute CMD.
     #[command(hide = true)]
     HygieneExec {
@@ -674,7 +675,7 @@ pub async fn dispatch(cli: Cli, registry: &crate::engine::profile::Registry) -> 
         }
         Command::Hygiene(args) => {
             watch_signals();
-            let code = crate::profiles::hygiene::cmd(*args).await;
+            let code = hygiene::cmd(*args).await;
             crate::transport::peer::reap_orphans().await;
             code
         }
@@ -1186,7 +1187,7 @@ async fn execute(
         timing.startup = scale(ms);
     }
     // --- scenarios (crate::engine::scenario): shipped + --scenarios, malformed → exit 2 ---
-    let scenarios = match crate::engine::scenario::load_all(&eff.scenarios) {
+    let scenarios = match crate::engine::scenario::load_all(&eff.scenarios, &registry.check_ids()) {
         Ok(s) => s,
         Err(e) => {
             return Err(e.to_string());
@@ -1237,7 +1238,9 @@ async fn execute(
     };
     let progress = crate::reports::report::Progress::new(args.quiet);
     let control = crate::engine::run::RunControl {
-        snapshots: snapshots.clone(),
+        scenario_listener: snapshots
+            .clone()
+            .map(|s| s as std::sync::Arc<dyn crate::engine::run::ScenarioListener>),
         retries: args.retries,
         fail_fast: args.fail_fast,
         expected: baseline.clone().map(|b| {

@@ -76,7 +76,8 @@ pub(super) fn cmd_baseline_write(
     // Rewriting a baseline keeps the reasons someone wrote.
     let mut keep = std::collections::HashMap::new();
     if let Some(path) = out.filter(|p| p.exists()) {
-        let scenarios = crate::engine::scenario::load_all(scenario_dirs).unwrap_or_default();
+        let scenarios = crate::engine::scenario::load_all(scenario_dirs, &registry.check_ids())
+            .unwrap_or_default();
         // The checks the reports describe are known here too, so an entry for a user's
         // scenario the old baseline listed is kept without `--scenarios`.
         let described: std::collections::BTreeSet<String> = reports
@@ -196,7 +197,7 @@ pub(super) fn load_reports(
     paths: &[PathBuf],
     scenario_dirs: &[PathBuf],
 ) -> Result<Vec<Value>, String> {
-    let scenarios = crate::engine::scenario::load_all(scenario_dirs)?;
+    let scenarios = crate::engine::scenario::load_all(scenario_dirs, &registry.check_ids())?;
     let known = |check: &str| crate::engine::select::known_check(registry, check, &scenarios);
     let bindings = registry.bindings();
     paths
@@ -225,7 +226,7 @@ pub(super) fn cmd_list(
         return 0;
     }
     // --- scenarios (crate::engine::scenario): listed after the checks ---
-    let scenarios = match crate::engine::scenario::load_all(scenario_dirs) {
+    let scenarios = match crate::engine::scenario::load_all(scenario_dirs, &registry.check_ids()) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");
@@ -241,9 +242,6 @@ pub(super) fn cmd_list(
                         "id": c.id,
                         "binding": binding,
                         "kind": match c.kind { CheckKind::Active(_)
-                | CheckKind::Facade(_)
-                | CheckKind::Hygiene(_)
-                | CheckKind::Dispatcher(_)
                 | CheckKind::Guard | CheckKind::Own => "active", CheckKind::Monitor(_) => "monitor" },
                         "level": c.level.as_str(),
                         "revisions": c.revs.describe(),

@@ -91,7 +91,8 @@ async fn equivalence_run(
         seed: 1,
         reference: true,
     };
-    let scenarios = crate::engine::scenario::load_all(&[]).unwrap_or_default();
+    let scenarios = crate::engine::scenario::load_all(&[], &crate::profiles::builtin().check_ids())
+        .unwrap_or_default();
     let keep =
         |id: &str| checks.is_empty() || checks.iter().any(|c| id.starts_with(&format!("{c}.")));
     let (cases, more) = crate::profiles::equivalence::run(

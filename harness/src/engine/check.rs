@@ -200,18 +200,12 @@ pub enum CheckKind {
     Active(ActiveFn),
     /// Watches the frames of every session of the era (and one session of its own).
     Monitor(MonitorFn),
-    /// Drives a facade over HTTP (the `facade` profile, `crate::profiles::facade`).
-    Facade(crate::profiles::facade::FacadeFn),
-    /// Judges one observed host run (the `hygiene` profile, `crate::profiles::hygiene`).
-    Hygiene(crate::profiles::hygiene::JudgeFn),
-    /// Drives one surface in the lifecycle configurations (the `dispatcher` profile,
-    /// `crate::profiles::dispatcher`).
-    Dispatcher(crate::profiles::dispatcher::DispatcherFn),
     /// Judges one static scan of a source tree (the `guard` profile, `crate::profiles::guard`).
     Guard,
     /// Run by its profile's own [`Profile::run`](crate::engine::profile::Profile::run), which
-    /// plans its cases and judges them; the engine's runners never call it (a profile
-    /// registered through the library uses this).
+    /// plans its cases and judges them with bodies it keeps itself; the engine's runners never
+    /// call it (the facade, hygiene and dispatcher profiles, and a profile registered through
+    /// the library).
     Own,
 }
 

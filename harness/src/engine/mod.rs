@@ -3,10 +3,14 @@
 //! runner and its report (`run`), and redaction of what is reported (`redact`).
 //!
 //! Invariant: the engine plans, runs and records cases without knowing what a profile checks;
-//! imports only the layers below it.
+//! imports only the layers below it. `monitors` and `surface` are what several profiles share
+//! (JSON-RPC frame monitors; surfaces to call tools on), `acp` the ACP session a check opens.
 
+pub mod acp;
 pub mod check;
+pub mod decl;
 pub mod http_surface;
+pub mod monitors;
 pub mod outcome;
 pub mod profile;
 pub mod redact;
@@ -14,4 +18,5 @@ pub mod reference;
 pub mod run;
 pub mod scenario;
 pub mod select;
+pub mod surface;
 pub mod target;

@@ -171,6 +171,12 @@ impl Registry {
         self.profiles.iter().flat_map(|p| p.catalogue()).collect()
     }
 
+    /// The id of every check of every profile (scenario ids may not take one:
+    /// [`crate::engine::scenario::load_all`]).
+    pub fn check_ids(&self) -> Vec<&'static str> {
+        self.checks().into_iter().map(|(_, c)| c.id).collect()
+    }
+
     /// Every check family of every profile.
     pub fn families(&self) -> Vec<Family> {
         self.profiles.iter().flat_map(|p| p.families()).collect()

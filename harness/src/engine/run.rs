@@ -106,9 +106,24 @@ pub struct RunControl {
     pub expected: Option<ExpectedFn>,
     /// Where progress goes.
     pub progress: Option<ProgressFn>,
-    /// `--snapshots DIR`: scenario exchanges compared with their stored snapshots.
-    pub snapshots: Option<Arc<crate::features::snapshot::Store>>,
+    /// Told of every scenario case as it finishes (`--snapshots DIR`: the snapshot store,
+    /// `features::snapshot`, compares its exchanges with the stored ones).
+    pub scenario_listener: Option<Arc<dyn ScenarioListener>>,
     pub(crate) stopped_by: std::sync::Mutex<Option<String>>,
+}
+
+/// What the runner tells of each scenario case it finishes, before the case is reported: the
+/// case's result, which the listener may amend (a snapshot difference fails it), and every
+/// session's frames in order. The snapshot store implements it (`--snapshots`,
+/// docs/transcripts.md §Snapshots); the engine names no implementation.
+pub trait ScenarioListener: Send + Sync {
+    /// One scenario case finished with `result` after the exchanges `sessions` (one list of
+    /// frames per session, in order).
+    fn finished(
+        &self,
+        result: &mut CaseResult,
+        sessions: &[Vec<crate::transport::wire::WireEvent>],
+    );
 }
 
 impl RunControl {
@@ -1029,10 +1044,10 @@ async fn run_era(
                 ctx.log_budget = crate::transport::framelog::Budget::SCENARIO;
                 let mut result = crate::engine::scenario::run_case_timed(&ctx, &scenario).await;
                 let sessions = ctx.take_logs();
-                if let Some(store) = &control.snapshots {
+                if let Some(listener) = &control.scenario_listener {
                     let exchanges: Vec<Vec<_>> =
                         sessions.iter().map(|l| l.events.clone()).collect();
-                    store.judge(&mut result, &exchanges);
+                    listener.finished(&mut result, &exchanges);
                 }
                 if let Ok(mut l) = logs.lock() {
                     l.entry(rev.clone()).or_default().extend(sessions);
@@ -1169,15 +1184,9 @@ async fn run_active(
             } else {
                 match p.check.kind {
                     CheckKind::Active(f) => ctx.within_deadline(f(&ctx)).await,
-                    CheckKind::Monitor(_)
-                    | CheckKind::Facade(_)
-                    | CheckKind::Hygiene(_)
-                    | CheckKind::Dispatcher(_)
-                    | CheckKind::Guard
-                    | CheckKind::Own => Some(Finding::not_run(
-                        "a monitor is not an active check",
-                        Vec::new(),
-                    )),
+                    CheckKind::Monitor(_) | CheckKind::Guard | CheckKind::Own => Some(
+                        Finding::not_run("a monitor is not an active check", Vec::new()),
+                    ),
                 }
             };
             let ms = t0.elapsed().as_millis() as u64;
@@ -1423,12 +1432,7 @@ pub fn to_result(
     CaseResult {
         id: case_id(binding, check.id, revision),
         kind: match check.kind {
-            CheckKind::Active(_)
-            | CheckKind::Facade(_)
-            | CheckKind::Hygiene(_)
-            | CheckKind::Dispatcher(_)
-            | CheckKind::Guard
-            | CheckKind::Own => CaseKind::Active,
+            CheckKind::Active(_) | CheckKind::Guard | CheckKind::Own => CaseKind::Active,
             CheckKind::Monitor(_) => CaseKind::Monitor,
         },
         check: check.id.to_string(),
@@ -1451,7 +1455,7 @@ pub fn to_result(
 /// and one call of the tool method when the target declares one or the agent advertises one
 /// ([`crate::protocol::acp::tool_method`]), then shutdown.
 async fn acp_session(ctx: &Ctx) -> bool {
-    let Ok((mut c, init)) = crate::protocol::acp::open(ctx).await else {
+    let Ok((mut c, init)) = crate::engine::acp::open(ctx).await else {
         return false;
     };
     if let Ok(r) = crate::protocol::acp::new_session(&mut c, json!([])).await {
@@ -1493,7 +1497,7 @@ pub async fn run_acp_catalogue(
         "acp-probe".into(),
     );
     let probe = probe_ctx
-        .within_deadline(crate::protocol::acp::open(&probe_ctx))
+        .within_deadline(crate::engine::acp::open(&probe_ctx))
         .await;
     let mut acp_startup = None;
     let caps = match probe {

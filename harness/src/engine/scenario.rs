@@ -1143,10 +1143,11 @@ pub fn shipped_files() -> Vec<&'static str> {
 }
 
 /// The shipped scenarios followed by those of each directory, checked for id clashes with one
-/// another and with the check catalogue.
+/// another and with `checks`, the ids of the check catalogue (every profile's checks:
+/// [`crate::engine::profile::Registry::check_ids`]).
 ///
 /// Errors: a file fails to load, or an id is used twice (message names both files).
-pub fn load_all(dirs: &[PathBuf]) -> Result<Vec<Arc<Scenario>>, String> {
+pub fn load_all(dirs: &[PathBuf], checks: &[&str]) -> Result<Vec<Arc<Scenario>>, String> {
     let mut all = shipped().map_err(|e| e.to_string())?;
     for d in dirs {
         if !d.exists() {
@@ -1157,18 +1158,15 @@ pub fn load_all(dirs: &[PathBuf]) -> Result<Vec<Arc<Scenario>>, String> {
         }
         all.extend(load_dir(d).map_err(|e| e.to_string())?);
     }
-    check_ids(&all)?;
+    check_ids(&all, checks)?;
     Ok(all.into_iter().map(Arc::new).collect())
 }
 
-/// Checks that scenario ids are unique and do not shadow a check id.
+/// Checks that scenario ids are unique and do not shadow one of the check ids `checks`.
 ///
 /// Errors: the first clash, naming the files.
-pub fn check_ids(scenarios: &[Scenario]) -> Result<(), String> {
-    let checks: HashSet<&str> = crate::profiles::mcp::catalogue()
-        .iter()
-        .map(|c| c.id)
-        .collect();
+pub fn check_ids(scenarios: &[Scenario], checks: &[&str]) -> Result<(), String> {
+    let checks: HashSet<&str> = checks.iter().copied().collect();
     let mut seen: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
     for s in scenarios {
         if checks.contains(s.id.as_str()) {
@@ -2037,6 +2035,12 @@ steps:
     fn shipped_scenarios_load() {
         let all = shipped().unwrap();
         assert!(all.len() >= 4);
-        check_ids(&all).unwrap();
+        check_ids(&all, &[]).unwrap();
+        let first = all[0].id.clone();
+        let clash = check_ids(&all, &[first.as_str()]).unwrap_err();
+        assert!(
+            clash.contains("is the id of a check in the catalogue"),
+            "{clash}"
+        );
     }
 }

@@ -414,18 +414,18 @@ pub struct Target {
     /// The MCP Streamable HTTP surface.
     pub http: Option<HttpSurface>,
     /// Facade declarations (`[facade]`); with `http`, the facade profile runs.
-    pub facade: Option<crate::profiles::facade::FacadeDecl>,
+    pub facade: Option<crate::engine::decl::FacadeDecl>,
     /// The bundled reference facade in this catalogue form is started for the facade
     /// profile (set only by [`reference`]).
-    pub reference_facade: Option<crate::profiles::facade::CatalogueForm>,
+    pub reference_facade: Option<crate::engine::decl::CatalogueForm>,
     /// A host for the credential-hygiene probe (`[hygiene]`, docs/hygiene.md).
-    pub hygiene: Option<crate::profiles::hygiene::HygieneDecl>,
+    pub hygiene: Option<crate::engine::decl::HygieneDecl>,
     /// Lifecycle and policy declarations (`[dispatcher]`, docs/dispatcher.md); with an MCP
     /// or ACP surface, the dispatcher profile runs.
-    pub dispatcher: Option<crate::profiles::dispatcher::DispatcherDecl>,
+    pub dispatcher: Option<crate::engine::decl::DispatcherDecl>,
     /// A source tree and its architecture rules (`[guard]`, docs/guard.md), paths resolved
     /// against the target file's directory.
-    pub guard: Option<crate::profiles::guard::GuardDecl>,
+    pub guard: Option<crate::engine::decl::GuardDecl>,
     /// Defaults for `parity run` flags (`[run]`); the command line overrides each.
     pub run: RunDefaults,
     /// Top-level `redact = [...]`: values (or regular expressions) redacted from every report,
@@ -797,7 +797,7 @@ pub fn parse(file: &str, text: &str) -> Result<Target, TargetError> {
             }
             Ok(base.join(s))
         };
-        target.guard = Some(crate::profiles::guard::GuardDecl {
+        target.guard = Some(crate::engine::decl::GuardDecl {
             rules: resolve(&g.rules, "guard.rules", "guard.toml")?,
             root: resolve(&g.root, "guard.root", ".")?,
             baseline: match &g.baseline {
@@ -904,8 +904,8 @@ fn toml_to_json(v: &toml::Value) -> serde_json::Value {
 fn facade_decl(
     f: &RawFacade,
     err_at: &dyn Fn(usize, &str, String) -> TargetError,
-) -> Result<crate::profiles::facade::FacadeDecl, TargetError> {
-    use crate::profiles::facade::{BadToken, CatalogueForm, FacadeDecl, Hooks, Remint, Topology};
+) -> Result<crate::engine::decl::FacadeDecl, TargetError> {
+    use crate::engine::decl::{BadToken, CatalogueForm, FacadeDecl, Hooks, Remint, Topology};
     let pick = |v: &Option<Spanned<String>>,
                 key: &str,
                 allowed: &[&str]|
@@ -1004,12 +1004,12 @@ fn facade_decl(
     })
 }
 
-/// The `[dispatcher]` table as declarations (defaults: `crate::profiles::dispatcher::DispatcherDecl`).
+/// The `[dispatcher]` table as declarations (defaults: `crate::engine::decl::DispatcherDecl`).
 fn dispatcher_decl(
     d: &RawDispatcher,
     err_at: &dyn Fn(usize, &str, String) -> TargetError,
-) -> Result<crate::profiles::dispatcher::DispatcherDecl, TargetError> {
-    let mut decl = crate::profiles::dispatcher::DispatcherDecl::default();
+) -> Result<crate::engine::decl::DispatcherDecl, TargetError> {
+    let mut decl = crate::engine::decl::DispatcherDecl::default();
     if let Some(l) = &d.labels {
         match l.get_ref().as_slice() {
             [a, b] if a != b => decl.labels = [a.clone(), b.clone()],
@@ -1086,7 +1086,7 @@ fn dispatcher_decl(
         }
     }
     let c = d.configs.get_ref();
-    decl.configs = crate::profiles::dispatcher::Configs {
+    decl.configs = crate::engine::decl::Configs {
         slow_start: c.slow_start.clone(),
         required: c.required.clone(),
         flaky: c.flaky.clone(),
@@ -1096,14 +1096,14 @@ fn dispatcher_decl(
 }
 
 /// The `[hygiene]` table as declarations (defaults: the reference launcher's conventions,
-/// `crate::profiles::hygiene::HygieneDecl::default`). `at` is the table's offset, for errors about keys
+/// `crate::engine::decl::HygieneDecl::default`). `at` is the table's offset, for errors about keys
 /// that are missing.
 fn hygiene_decl(
     h: &RawHygiene,
     at: usize,
     err_at: &dyn Fn(usize, &str, String) -> TargetError,
-) -> Result<crate::profiles::hygiene::HygieneDecl, TargetError> {
-    use crate::profiles::hygiene::{Delivery, HygieneDecl, Rotation};
+) -> Result<crate::engine::decl::HygieneDecl, TargetError> {
+    use crate::engine::decl::{Delivery, HygieneDecl, Rotation};
     let d = HygieneDecl::default();
     let command = match &h.command {
         Some(c) => {
@@ -1165,7 +1165,7 @@ fn hygiene_decl(
         None | Some(("env", _)) => Delivery::Env {
             variable: variable
                 .clone()
-                .unwrap_or_else(|| crate::profiles::hygiene::DEFAULT_VARIABLE.into()),
+                .unwrap_or_else(|| crate::engine::decl::DEFAULT_VARIABLE.into()),
         },
         Some(("stdin", _)) => Delivery::Stdin {
             line: match &h.stdin_line {
@@ -1211,7 +1211,7 @@ fn hygiene_decl(
         None | Some(("stdin", _)) => Rotation::Stdin {
             line: match &h.rotation_line {
                 Some(l) => template(l, "hygiene.rotation_line")?,
-                None => crate::profiles::hygiene::DEFAULT_ROTATION_LINE.into(),
+                None => crate::engine::decl::DEFAULT_ROTATION_LINE.into(),
             },
         },
         Some(("file", pos)) => {
@@ -1225,7 +1225,7 @@ fn hygiene_decl(
             }
             Rotation::File {
                 signal: match &h.rotation_signal {
-                    Some(s) if !crate::profiles::hygiene::valid_signal(s.get_ref()) => {
+                    Some(s) if !crate::base::util::valid_signal(s.get_ref()) => {
                         return Err(err_at(
                             s.span().start,
                             "hygiene.rotation_signal",
@@ -1339,9 +1339,9 @@ pub fn reference() -> Target {
             stateful: vec!["write_file".into()],
             ..Equivalence::default()
         },
-        reference_facade: Some(crate::profiles::facade::CatalogueForm::Meta),
-        hygiene: Some(crate::profiles::hygiene::reference_decl(&exe)),
-        dispatcher: Some(crate::profiles::dispatcher::reference_decl()),
+        reference_facade: Some(crate::engine::decl::CatalogueForm::Meta),
+        hygiene: Some(crate::engine::decl::hygiene_reference(&exe)),
+        dispatcher: Some(crate::engine::decl::dispatcher_reference()),
         ..Target::default()
     }
 }
@@ -1679,14 +1679,14 @@ seed = 9
         )
         .unwrap();
         let d = t.facade.unwrap();
-        assert_eq!(d.bad_token, crate::profiles::facade::BadToken::Unauthorized);
-        assert_eq!(d.remint, crate::profiles::facade::Remint::Replace);
+        assert_eq!(d.bad_token, crate::engine::decl::BadToken::Unauthorized);
+        assert_eq!(d.remint, crate::engine::decl::Remint::Replace);
         assert_eq!(d.invalid_arguments, serde_json::json!({"x": "y"}));
     }
 
     #[test]
     fn a_hygiene_only_target_loads_with_its_channels() {
-        use crate::profiles::hygiene::{Delivery, Rotation};
+        use crate::engine::decl::{Delivery, Rotation};
         let t = parse(
             "t.toml",
             r#"

@@ -268,6 +268,12 @@ impl Store {
     }
 }
 
+impl crate::engine::run::ScenarioListener for Store {
+    fn finished(&self, result: &mut crate::engine::run::CaseResult, sessions: &[Vec<WireEvent>]) {
+        self.judge(result, sessions);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]

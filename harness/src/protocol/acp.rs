@@ -14,7 +14,6 @@
 //! ACP requests carry no per-request `_meta`: sessions use the plain requests of the
 //! `initialize` era of the MCP driver.
 
-use crate::engine::check::{Ctx, Finding};
 use crate::protocol::mcp::{Client, Era, Reply};
 use crate::transport::peer::PeerError;
 use serde_json::{json, Value};
@@ -153,45 +152,6 @@ pub fn as_acp(mut client: Client) -> Client {
     client.answer = answer_agent_request;
     client.unwrap_batches = true;
     client
-}
-
-/// Starts a fresh agent for a case with nothing sent.
-///
-/// Errors: the agent could not be started (a `not-run` finding).
-pub async fn start(ctx: &Ctx) -> Result<Client, Finding> {
-    ctx.start_raw().await.map(as_acp)
-}
-
-/// Starts a fresh agent and runs `initialize` at version 1. Returns the session and the
-/// `initialize` result.
-///
-/// Errors (as `not-run` findings with the frames as evidence): the agent did not start, or
-/// `initialize` got no result.
-pub async fn open(ctx: &Ctx) -> Result<(Client, Value), Finding> {
-    let mut c = start(ctx).await?;
-    let reply = c
-        .request("initialize", initialize_params(PROTOCOL_VERSION))
-        .await;
-    match reply {
-        Ok(r) if r.result().is_some() => {
-            let result = r.result().cloned().unwrap_or(Value::Null);
-            Ok((c, result))
-        }
-        other => {
-            let why = match &other {
-                Ok(crate::protocol::mcp::Reply::Timeout) => {
-                    format!("no response; {}", ctx.startup_advice())
-                }
-                Ok(r) => r.describe(),
-                Err(e) => e.to_string(),
-            };
-            let (ev, tail) = ctx.close_explained(c).await;
-            Err(Finding::not_run(
-                format!("initialize failed: {why}{tail}"),
-                ev,
-            ))
-        }
-    }
 }
 
 /// The working directory parity sends in `session/new`: the system temporary directory

@@ -153,12 +153,7 @@ fn proven_by(id: &str) -> Vec<String> {
 
 fn kind(k: CheckKind) -> &'static str {
     match k {
-        CheckKind::Active(_)
-        | CheckKind::Facade(_)
-        | CheckKind::Hygiene(_)
-        | CheckKind::Dispatcher(_)
-        | CheckKind::Guard
-        | CheckKind::Own => "active",
+        CheckKind::Active(_) | CheckKind::Guard | CheckKind::Own => "active",
         CheckKind::Monitor(_) => "monitor",
     }
 }

@@ -370,7 +370,7 @@ async fn post(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use super::*;
@@ -381,7 +381,7 @@ mod tests {
 
     /// Serves every connection with the same raw `response`, reading one request head and
     /// body first; stops when the test ends.
-    async fn serve(response: &'static str) -> String {
+    pub(crate) async fn serve(response: &'static str) -> String {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         tokio::spawn(async move {
@@ -424,7 +424,7 @@ mod tests {
             .collect()
     }
 
-    async fn one_line(p: &mut Peer, line: &str) -> Recv {
+    pub(crate) async fn one_line(p: &mut Peer, line: &str) -> Recv {
         p.send_raw(format!("{line}\n").as_bytes()).await.unwrap();
         p.recv(std::time::Instant::now() + Duration::from_secs(10))
             .await
@@ -450,11 +450,6 @@ mod tests {
         );
         assert!(p.is_bridged());
         assert!(p.last_note().is_some_and(|n| n.contains("HTTP 415")));
-        let shown = crate::engine::check::evidence(&p.events()).join("\n");
-        assert!(
-            shown.contains("· ") && shown.contains("HTTP 415"),
-            "{shown}"
-        );
     }
 
     #[tokio::test]
@@ -513,7 +508,7 @@ mod tests {
 
     /// Answers every connection with an SSE event that never ends: headers, then `data: `
     /// and `x` for as long as the client reads.
-    async fn serve_endless_event() -> String {
+    pub(crate) async fn serve_endless_event() -> String {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         tokio::spawn(async move {
@@ -531,46 +526,5 @@ mod tests {
             }
         });
         format!("http://{addr}/mcp")
-    }
-
-    #[tokio::test]
-    async fn an_endless_event_is_said_to_stop_at_the_body_cap_with_the_bytes_that_came() {
-        let url = serve_endless_event().await;
-        let timing = crate::engine::check::Timing::scaled(2.0);
-        let mut target = crate::engine::check::McpTarget::new(
-            "endless",
-            crate::transport::peer::PeerSpec::new("-", Vec::new()),
-        );
-        target.http = Some(url);
-        let ctx = crate::engine::check::Ctx::new(
-            std::sync::Arc::new(target),
-            "2025-11-25",
-            timing,
-            std::sync::Arc::default(),
-            "endless".into(),
-        );
-        let Ok(mut c) = ctx.start_raw().await else {
-            panic!("the bridge did not start");
-        };
-        let reply = c.request("ping", serde_json::json!({})).await;
-        assert!(
-            matches!(reply, Ok(crate::protocol::mcp::Reply::Timeout)),
-            "{reply:?}"
-        );
-        ctx.close(c).await;
-        let note = ctx.unread_note().unwrap_or_default();
-        let cap = crate::transport::http::DEFAULT_BODY_CAP;
-        assert!(
-            note.starts_with(crate::transport::http::BODY_CAPPED)
-                && note.contains(&format!("size cap of {cap} bytes")),
-            "{note}"
-        );
-        let came: u64 = note
-            .split("after ")
-            .nth(1)
-            .and_then(|s| s.split(' ').next())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(0);
-        assert!(came > cap as u64, "{note}");
     }
 }

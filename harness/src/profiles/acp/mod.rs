@@ -14,7 +14,7 @@ pub use profile::AcpProfile;
 use crate::engine::check::{
     evidence, Check, CheckKind, Ctx, Finding, Level, MonitorInput, Revs, Status,
 };
-use crate::profiles::mcp as m;
+use crate::engine::monitors as m;
 use crate::protocol::acp::{self, STOP_REASONS};
 use crate::protocol::mcp::{Client, Reply};
 use crate::transport::wire::Dir;
@@ -35,7 +35,7 @@ macro_rules! active {
 macro_rules! in_session {
     ($name:ident, $body:ident) => {
         async fn $name(ctx: &Ctx) -> Finding {
-            let (mut c, init) = match acp::open(ctx).await {
+            let (mut c, init) = match crate::engine::acp::open(ctx).await {
                 Ok(x) => x,
                 Err(f) => return f,
             };
@@ -106,7 +106,7 @@ fn io_err(e: impl std::fmt::Display) -> Status {
 // ---------------------------------------------------------------------------------------------
 
 async fn protocol_version_integer(ctx: &Ctx) -> Finding {
-    let mut c = match acp::start(ctx).await {
+    let mut c = match crate::engine::acp::start(ctx).await {
         Ok(c) => c,
         Err(f) => return f,
     };
@@ -139,7 +139,7 @@ async fn protocol_version_integer(ctx: &Ctx) -> Finding {
 
 /// One `initialize` at `version` on a fresh agent: the answered version, or why there is none.
 async fn negotiate(ctx: &Ctx, version: u64, ev: &mut Vec<String>) -> Result<u64, Status> {
-    let mut c = match acp::start(ctx).await {
+    let mut c = match crate::engine::acp::start(ctx).await {
         Ok(c) => c,
         Err(f) => return Err(f.status),
     };

@@ -29,7 +29,11 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::engine::check::{BoxFinding, Check, CheckKind, Finding, Level, Revs, Timing};
-use crate::profiles::equivalence::{LiveSurface, SurfaceSpec};
+pub use crate::engine::decl::{
+    dispatcher_reference as reference_decl, Configs, DispatcherDecl, ToolNames, DEFAULT_BUDGET_MS,
+    DEFAULT_TOLERANCE_MS,
+};
+use crate::engine::surface::{LiveSurface, SurfaceSpec};
 
 /// The binding of the cross-surface comparison case.
 pub const EQUIVALENCE_BINDING: &str = "equivalence";
@@ -47,97 +51,8 @@ pub fn binding_of(id: &str) -> &'static str {
     }
 }
 
-/// The default tolerance beyond the budget for the settle, in milliseconds.
-pub const DEFAULT_TOLERANCE_MS: u64 = 3_000;
-
-/// The default budget the slow-start configuration declares, in milliseconds.
-pub const DEFAULT_BUDGET_MS: u64 = 200;
-
 /// How often the checks poll `status` while waiting for a settle.
 const POLL: Duration = Duration::from_millis(25);
-
-/// The tool names the target publishes for the four tools the profile calls.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolNames {
-    /// The status tool (default `status`).
-    pub status: String,
-    /// The retry tool (default `retry`).
-    pub retry: String,
-    /// A read-only tool (default `read_file`).
-    pub read_file: String,
-    /// A mutating tool (default `write_file`).
-    pub write_file: String,
-}
-
-impl Default for ToolNames {
-    fn default() -> Self {
-        ToolNames {
-            status: "status".into(),
-            retry: "retry".into(),
-            read_file: "read_file".into(),
-            write_file: "write_file".into(),
-        }
-    }
-}
-
-/// Extra arguments appended to every surface command, per configuration.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Configs {
-    /// A start longer than any case (e.g. 30 s) with the declared budget, advisory mode.
-    pub slow_start: Vec<String>,
-    /// The same slow start in required mode.
-    pub required: Vec<String>,
-    /// A first start attempt that fails at once (state `error`); the next attempt succeeds.
-    pub flaky: Vec<String>,
-    /// A backend that starts, then begins stopping on its own (the `stopping` row of the
-    /// retry table); that row is skipped without it.
-    pub stopping: Option<Vec<String>>,
-}
-
-/// What a target declares for the profile (`[dispatcher]`, docs/dispatcher.md).
-#[derive(Debug, Clone, PartialEq)]
-pub struct DispatcherDecl {
-    /// Tool names.
-    pub tools: ToolNames,
-    /// The two display labels: the active one first, then the one for every other state.
-    pub labels: [String; 2],
-    /// The startup budget of the slow-start configurations, milliseconds.
-    pub budget_ms: u64,
-    /// Allowed lateness of the first answer and of the settle beyond the budget, milliseconds.
-    pub tolerance_ms: u64,
-    /// The reason `status` reports after a budget overrun.
-    pub budget_reason: String,
-    /// The refusal code of a mutation in required mode while not active.
-    pub required_code: String,
-    /// Arguments of a read-only call that succeeds in a fresh workspace.
-    pub read_arguments: Value,
-    /// Arguments of a mutating call that succeeds when allowed.
-    pub write_arguments: Value,
-    /// Configurations.
-    pub configs: Configs,
-    /// Pointers into outcomes normalized before the cross-surface comparison.
-    pub volatile: Vec<String>,
-    /// The bundled reference: the profile writes its policy files and fills `configs`.
-    pub reference: bool,
-}
-
-impl Default for DispatcherDecl {
-    fn default() -> Self {
-        DispatcherDecl {
-            tools: ToolNames::default(),
-            labels: ["active".into(), "disconnected".into()],
-            budget_ms: DEFAULT_BUDGET_MS,
-            tolerance_ms: DEFAULT_TOLERANCE_MS,
-            budget_reason: "STARTUP_BUDGET_EXCEEDED".into(),
-            required_code: "BACKEND_NOT_ACTIVE".into(),
-            read_arguments: json!({"path": "README.md"}),
-            write_arguments: json!({"path": "parity-dispatcher-probe.txt", "content": "probe"}),
-            configs: Configs::default(),
-            volatile: vec!["/value/since_ms".into()],
-            reference: false,
-        }
-    }
-}
 
 /// The context of one dispatcher case: one surface, the declarations, and the settled
 /// outcomes the check records for the cross-surface comparison.
@@ -166,16 +81,27 @@ type Steps = Vec<(String, Value)>;
 pub type DispatcherFn = for<'a> fn(&'a DispatcherCtx) -> BoxFinding<'a>;
 
 /// The dispatcher checks; the last, [`EQUIVALENT`], is judged across surfaces.
+/// Each is `CheckKind::Own`: this profile runs them ([`checks`] has the bodies).
 pub fn catalogue() -> Vec<Check> {
-    let c = |id, requirement, quote, section, f: DispatcherFn| Check {
-        id,
-        requirement,
-        level: Level::Must,
-        quote,
-        section,
-        revs: Revs::All,
-        capability: Some("tools"),
-        kind: CheckKind::Dispatcher(f),
+    checks().into_iter().map(|(c, _)| c).collect()
+}
+
+/// The dispatcher checks with their bodies.
+fn checks() -> Vec<(Check, DispatcherFn)> {
+    let c = |id, requirement, quote, section, f: DispatcherFn| {
+        (
+            Check {
+                id,
+                requirement,
+                level: Level::Must,
+                quote,
+                section,
+                revs: Revs::All,
+                capability: Some("tools"),
+                kind: CheckKind::Own,
+            },
+            f,
+        )
     };
     vec![
         c(
@@ -227,14 +153,20 @@ pub fn catalogue() -> Vec<Check> {
             "docs/dispatcher.md#retry",
             |x| Box::pin(retry_table(x)),
         ),
-        Check {
-            revs: Revs::Only(&["all"]),
-            ..c(
+        {
+            let (check, f) = c(
                 EQUIVALENT,
                 "Every settled lifecycle outcome the checks above observe is equal through every surface, the transition time normalized.",
                 "The same ToolCall through MCP and through ACP against one dispatcher must return ToolOutcome values that are deep-equal after transport-envelope stripping.",
                 "docs/dispatcher.md#the-dispatcher-profile",
                 |_| Box::pin(async { Finding::pass(Vec::new()) }),
+            );
+            (
+                Check {
+                    revs: Revs::Only(&["all"]),
+                    ..check
+                },
+                f,
             )
         },
     ]
@@ -803,15 +735,6 @@ pub fn reference_configs(dir: &std::path::Path, budget_ms: u64) -> std::io::Resu
     })
 }
 
-/// The reference declarations: the defaults, `reference` set so the profile writes the
-/// policy files.
-pub fn reference_decl() -> DispatcherDecl {
-    DispatcherDecl {
-        reference: true,
-        ..DispatcherDecl::default()
-    }
-}
-
 /// The stdio surfaces of a target the profile runs through (MCP in each era it speaks, and
 /// ACP); Streamable HTTP surfaces are left out.
 ///
@@ -824,7 +747,7 @@ pub async fn surfaces(
     let mut t = target.clone();
     t.http = None;
     t.reference_facade = None;
-    crate::profiles::equivalence::surfaces_of(&t, timing, line_cap).await
+    crate::engine::surface::surfaces_of(&t, timing, line_cap).await
 }
 
 /// Runs the profile over `surfaces`: each selected check through each surface (one case per
@@ -882,15 +805,18 @@ pub async fn run(
             .notes
             .push(format!("dispatcher: through {}", labels.join(", ")));
     }
-    let checks = catalogue();
-    let equivalence_check = checks.iter().find(|c| c.id == EQUIVALENT).cloned();
+    let checks = checks();
+    let equivalence_check = checks
+        .iter()
+        .find(|(c, _)| c.id == EQUIVALENT)
+        .map(|(c, _)| *c);
     let compare = opts
         .selection
         .selects(&case_id(EQUIVALENCE_BINDING, EQUIVALENT, "all"))
         && surfaces.len() >= 2;
     // (check index, surface index, reported)
     let mut plan = Vec::new();
-    for (ci, check) in checks.iter().enumerate() {
+    for (ci, (check, _)) in checks.iter().enumerate() {
         if check.id == EQUIVALENT {
             continue;
         }
@@ -908,13 +834,10 @@ pub async fn run(
     let sem = Arc::new(tokio::sync::Semaphore::new(opts.jobs.max(1)));
     let mut tasks = tokio::task::JoinSet::new();
     for (index, (ci, si, reported)) in plan.into_iter().enumerate() {
-        let Some(check) = checks.get(ci).cloned() else {
+        let Some((check, f)) = checks.get(ci).cloned() else {
             continue;
         };
         let Some(surface) = surfaces.get(si).cloned() else {
-            continue;
-        };
-        let CheckKind::Dispatcher(f) = check.kind else {
             continue;
         };
         let decl = decl.clone();
@@ -991,7 +914,8 @@ pub async fn run(
     }
     if let (true, Some(check)) = (compare, equivalence_check) {
         let t0 = Instant::now();
-        let finding = judge_equivalence(&checks, &observed, &decl.volatile);
+        let plain: Vec<Check> = checks.iter().map(|(c, _)| *c).collect();
+        let finding = judge_equivalence(&plain, &observed, &decl.volatile);
         report.cases.push(to_result(
             EQUIVALENCE_BINDING,
             &check,
@@ -1133,7 +1057,7 @@ mod tests {
         let c = catalogue();
         assert_eq!(c.len(), 8);
         for check in &c {
-            assert!(matches!(check.kind, CheckKind::Dispatcher(_)));
+            assert!(matches!(check.kind, CheckKind::Own));
             assert!(check.section.starts_with("docs/dispatcher.md#"));
             assert_eq!(
                 binding_of(check.id),

@@ -28,6 +28,7 @@ use serde_json::{json, Value};
 use sha2::{Digest as _, Sha256};
 
 use crate::engine::check::{BoxFinding, Check, CheckKind, Finding, Level, Revs, Timing};
+pub use crate::engine::decl::{BadToken, CatalogueForm, FacadeDecl, Hooks, Remint, Topology};
 use crate::transport::http::{HttpClient, HttpExchange, HttpRequest};
 use crate::transport::peer::PeerSpec;
 
@@ -36,87 +37,6 @@ pub const BINDING: &str = "facade";
 
 /// The revision facade sessions speak.
 pub const REVISION: &str = "2025-11-25";
-
-/// How the catalogue is published.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum CatalogueForm {
-    /// `search_capabilities` / `execute_capability` (seed rule 1).
-    #[default]
-    Meta,
-    /// One MCP tool per capability.
-    Direct,
-}
-
-/// How a facade answers a request whose credentials do not resolve.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum BadToken {
-    /// The anonymous view, never an error (seed rule 3).
-    #[default]
-    Anonymous,
-    /// HTTP 401 for a bad `Authorization` value (a declared deviation).
-    Unauthorized,
-}
-
-/// What a second mint for one channel does (seed rule 17).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Remint {
-    /// Both tokens stay valid (profile [later], the reference's).
-    #[default]
-    Coexist,
-    /// The earlier token stops working (profile [1454]).
-    Replace,
-}
-
-/// How tokens are minted and revoked.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Hooks {
-    /// parity's admin hook: `POST <base>/mint` with `{"channel":C}` → `{"token":T}`,
-    /// `POST <base>/revoke` with `{"token":T}`.
-    Admin(String),
-    /// Commands: the mint command gets the channel as its last argument and prints the
-    /// token; the revoke command gets the token as its last argument.
-    Commands {
-        /// The mint command line.
-        mint: String,
-        /// The revoke command line.
-        revoke: String,
-    },
-}
-
-/// The expected catalogues of the declared topology (published names).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Topology {
-    /// What an anonymous caller sees.
-    pub anonymous: Vec<String>,
-    /// What a caller with a live token sees.
-    pub session: Vec<String>,
-}
-
-/// What a facade target declares (`[facade]` of the target file, docs/target.md).
-#[derive(Debug, Clone, PartialEq)]
-pub struct FacadeDecl {
-    /// Catalogue form.
-    pub catalogue: CatalogueForm,
-    /// Mint/revoke hooks.
-    pub hooks: Hooks,
-    /// Bad-credential behaviour.
-    pub bad_token: BadToken,
-    /// Re-mint profile.
-    pub remint: Remint,
-    /// A session-bound tool's published name.
-    pub session_tool: String,
-    /// Valid arguments for it (an object).
-    pub session_arguments: Value,
-    /// Arguments its input schema rejects (an object).
-    pub invalid_arguments: Value,
-    /// A string argument of the session tool that parity fills with a canary to look for
-    /// plaintext arguments in the audit log.
-    pub canary_argument: Option<String>,
-    /// The facade's audit log (JSON lines), when it writes one parity can read.
-    pub audit_log: Option<PathBuf>,
-    /// Expected catalogues.
-    pub topology: Option<Topology>,
-}
 
 /// A facade under test.
 #[derive(Debug, Clone)]
@@ -142,17 +62,27 @@ pub struct FacadeCtx {
 /// A facade check's body.
 pub type FacadeFn = for<'a> fn(&'a FacadeCtx) -> BoxFinding<'a>;
 
-/// The facade checks.
+/// The facade checks (each `CheckKind::Own`: this profile runs them, [`checks`] has the bodies).
 pub fn catalogue() -> Vec<Check> {
-    let c = |id, requirement, quote, section, f: FacadeFn| Check {
-        id,
-        requirement,
-        level: Level::Must,
-        quote,
-        section,
-        revs: Revs::Only(&[REVISION]),
-        capability: None,
-        kind: CheckKind::Facade(f),
+    checks().into_iter().map(|(c, _)| c).collect()
+}
+
+/// The facade checks with their bodies.
+fn checks() -> Vec<(Check, FacadeFn)> {
+    let c = |id, requirement, quote, section, f: FacadeFn| {
+        (
+            Check {
+                id,
+                requirement,
+                level: Level::Must,
+                quote,
+                section,
+                revs: Revs::Only(&[REVISION]),
+                capability: None,
+                kind: CheckKind::Own,
+            },
+            f,
+        )
     };
     vec![
         c(
@@ -1331,17 +1261,14 @@ pub async fn run_facade(
             return report;
         }
     }
-    let planned: Vec<Check> = catalogue()
+    let planned: Vec<(Check, FacadeFn)> = checks()
         .into_iter()
-        .filter(|c| opts.selection.selects(&case_id(BINDING, c.id, REVISION)))
+        .filter(|(c, _)| opts.selection.selects(&case_id(BINDING, c.id, REVISION)))
         .collect();
     opts.control.planned(planned.len());
     let sem = Arc::new(tokio::sync::Semaphore::new(opts.jobs.max(1)));
     let mut tasks = tokio::task::JoinSet::new();
-    for (index, check) in planned.into_iter().enumerate() {
-        let CheckKind::Facade(f) = check.kind else {
-            continue;
-        };
+    for (index, (check, f)) in planned.into_iter().enumerate() {
         let target = target.clone();
         let timing = opts.timing;
         let control = opts.control.clone();

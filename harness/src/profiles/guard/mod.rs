@@ -36,6 +36,7 @@
 mod profile;
 pub use profile::GuardProfile;
 
+pub use crate::engine::decl::GuardDecl;
 use globset::{GlobSet, GlobSetBuilder};
 use regex::bytes::RegexSet;
 use regex::Regex;
@@ -1612,17 +1613,6 @@ pub fn cmd(args: GuardArgs) -> i32 {
 // -------------------------------------------------------------------------------------------
 // The `guard` profile of `parity run`
 // -------------------------------------------------------------------------------------------
-
-/// A target's `[guard]` table, paths resolved against the target file's directory.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GuardDecl {
-    /// The rules file (`rules`, default `guard.toml`).
-    pub rules: PathBuf,
-    /// The tree to scan (`root`, default the target file's directory).
-    pub root: PathBuf,
-    /// A ratchet baseline (`baseline`), if any.
-    pub baseline: Option<PathBuf>,
-}
 
 /// The guard profile's one check.
 pub const CHECK: &str = "guard.rules";

@@ -31,6 +31,11 @@ mod profile;
 pub use profile::HygieneProfile;
 
 use crate::engine::check::{Check, CheckKind, Finding, Level, Revs, Status, Timing};
+pub use crate::engine::decl::{
+    hygiene_reference as reference_decl, Delivery, HygieneDecl, Rotation, DEFAULT_HEADER,
+    DEFAULT_LEGACY, DEFAULT_ROTATION_LINE, DEFAULT_STALE_FILE_VARS, DEFAULT_VARIABLE,
+    REFERENCE_ENDPOINT,
+};
 use crate::engine::run::{RunOptions, RunReport};
 use crate::transport::proctrack::{Method, Proc, Tracker};
 use std::collections::{HashMap, HashSet};
@@ -48,28 +53,6 @@ pub const BINDING: &str = "host";
 /// The revision of parity's hygiene rules.
 pub const REVISION: &str = "v1";
 
-/// The header template of the reference launcher: `Bearer {token}`.
-pub const DEFAULT_HEADER: &str = "Bearer {token}";
-
-/// The variable the reference launcher reads the header from.
-pub const DEFAULT_VARIABLE: &str = "PARITY_MCP_AUTHORIZATION";
-
-/// Legacy raw-credential variables planted with the legacy canary (seed rule 49).
-pub const DEFAULT_LEGACY: [&str; 3] = [
-    "T3_ACP_MCP_AUTHORIZATION",
-    "T3_MCP_BEARER_TOKEN",
-    "T3_CODE_MCP_AUTHORIZATION",
-];
-
-/// Stale file variables planted pointing at a decoy file that holds the legacy canary.
-pub const DEFAULT_STALE_FILE_VARS: [&str; 2] = [
-    "PARITY_MCP_AUTHORIZATION_FILE",
-    "T3_ACP_MCP_AUTHORIZATION_FILE",
-];
-
-/// The reference launcher's rotation line: `rotate {header}`.
-pub const DEFAULT_ROTATION_LINE: &str = "rotate {header}";
-
 /// Files larger than this are not searched for canaries (counted as skipped).
 pub const SCAN_FILE_CAP: u64 = 16 * 1024 * 1024;
 
@@ -78,120 +61,6 @@ pub const SCAN_ENTRY_CAP: usize = 10_000;
 
 /// Bytes of the host's stdout and of its stderr kept and searched; the rest is counted.
 pub const OUTPUT_CAP: usize = 64 * 1024 * 1024;
-
-/// How the token reaches the host.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Delivery {
-    /// In this environment variable (the header).
-    Env {
-        /// The variable.
-        variable: String,
-    },
-    /// As the first stdin line, this template (`{header}`, `{token}`) filled in.
-    Stdin {
-        /// The line template.
-        line: String,
-    },
-    /// In a file parity writes (0600 in a 0700 directory), named by `variable` in the host's
-    /// environment and/or by `{credential_file}` in its command.
-    File {
-        /// The variable carrying the path, if any.
-        variable: Option<String>,
-    },
-}
-
-/// How a rotation is asked for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Rotation {
-    /// No hook: `hygiene.rotation` is skipped.
-    None,
-    /// A stdin line, this template filled in with the new header.
-    Stdin {
-        /// The line template.
-        line: String,
-    },
-    /// parity rewrites the delivered file (atomically), then sends `signal` to the host, if any.
-    File {
-        /// The signal (`HUP`, `USR1`, …).
-        signal: Option<String>,
-    },
-}
-
-/// What a host declares (`[hygiene]` of the target file, `docs/target.md`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HygieneDecl {
-    /// The host command line (split like a shell); `parity hygiene -- CMD…` overrides it.
-    pub command: Option<String>,
-    /// The header template, with `{token}`.
-    pub header: String,
-    /// The delivery channel.
-    pub delivery: Delivery,
-    /// Extra variables for the host (e.g. its endpoint).
-    pub env: Vec<(String, String)>,
-    /// Variables that name credential files in a child's environment besides `*_FILE` ones.
-    pub file_vars: Vec<String>,
-    /// Legacy raw-credential variables planted with the legacy canary.
-    pub legacy: Vec<String>,
-    /// Stale file variables planted pointing at the decoy file.
-    pub stale_file_vars: Vec<String>,
-    /// The rotation hook.
-    pub rotation: Rotation,
-    /// The host's working directory (default: a fresh empty one).
-    pub cwd: Option<PathBuf>,
-    /// The tree counts as settled after this long without a process event, in milliseconds.
-    pub settle_ms: u64,
-    /// After the host ends, how long its descendants may take to end, in milliseconds.
-    pub linger_ms: u64,
-    /// Follow the tree with ptrace (false: subreaper plus `/proc` polling).
-    pub ptrace: bool,
-    /// The polling interval of the fallback, in milliseconds.
-    pub poll_ms: u64,
-}
-
-impl Default for HygieneDecl {
-    /// The reference launcher's conventions: header `Bearer {token}` in
-    /// `PARITY_MCP_AUTHORIZATION`, rotation by the stdin line `rotate {header}`, the default
-    /// legacy and stale file variables, settle 300 ms, linger 1000 ms, ptrace, poll 5 ms.
-    fn default() -> Self {
-        HygieneDecl {
-            command: None,
-            header: DEFAULT_HEADER.into(),
-            delivery: Delivery::Env {
-                variable: DEFAULT_VARIABLE.into(),
-            },
-            env: Vec::new(),
-            file_vars: Vec::new(),
-            legacy: DEFAULT_LEGACY.iter().map(|s| s.to_string()).collect(),
-            stale_file_vars: DEFAULT_STALE_FILE_VARS
-                .iter()
-                .map(|s| s.to_string())
-                .collect(),
-            rotation: Rotation::Stdin {
-                line: DEFAULT_ROTATION_LINE.into(),
-            },
-            cwd: None,
-            settle_ms: 300,
-            linger_ms: 1000,
-            ptrace: true,
-            poll_ms: crate::transport::proctrack::DEFAULT_POLL.as_millis() as u64,
-        }
-    }
-}
-
-/// The dummy loopback endpoint the bundled reference's bridge is given (nothing listens; the
-/// bridge sends no request during the probe).
-pub const REFERENCE_ENDPOINT: &str = "http://127.0.0.1:9/mcp";
-
-/// The bundled reference as a hygiene target: `parity reference launch -- parity reference
-/// bridge` with [`REFERENCE_ENDPOINT`], under the default declarations.
-pub fn reference_decl(exe: &str) -> HygieneDecl {
-    let q = crate::engine::target::shell_quote(exe);
-    HygieneDecl {
-        command: Some(format!("{q} reference launch -- {q} reference bridge")),
-        env: vec![("PARITY_MCP_ENDPOINT".into(), REFERENCE_ENDPOINT.into())],
-        ..HygieneDecl::default()
-    }
-}
 
 /// A faulty host as a hygiene target: `parity fake-host <name>` (its child is the idle helper).
 pub fn fake_host_decl(exe: &str, name: &str) -> HygieneDecl {
@@ -813,7 +682,7 @@ pub fn observe(probe: &Probe) -> Result<Observation, String> {
             },
             Rotation::File { signal } => match &delivered {
                 Some(f) => write_private(f, new_header.as_bytes()).and_then(|()| match signal {
-                    Some(s) => parse_signal(s).map(|sig| {
+                    Some(s) => crate::base::util::parse_signal(s).map(|sig| {
                         let _ = nix::sys::signal::kill(
                             nix::unistd::Pid::from_raw(tracker.host_pid),
                             sig,
@@ -987,22 +856,6 @@ fn env_filter(decl: &HygieneDecl, secrets: &Secrets) -> crate::transport::proctr
                 .find(entry, &[Which::Current, Which::Rotated, Which::Legacy])
                 .is_empty()
     }))
-}
-
-fn parse_signal(name: &str) -> Result<nix::sys::signal::Signal, String> {
-    let upper = name.trim().to_ascii_uppercase();
-    let full = if upper.starts_with("SIG") {
-        upper
-    } else {
-        format!("SIG{upper}")
-    };
-    full.parse::<nix::sys::signal::Signal>()
-        .map_err(|_| format!("{name:?} is not a signal name (HUP, USR1, …)"))
-}
-
-/// Whether `name` is a signal name [`parse_signal`] accepts (`HUP`, `SIGUSR1`, …).
-pub fn valid_signal(name: &str) -> bool {
-    parse_signal(name).is_ok()
 }
 
 fn tmp_of(path: &Path) -> PathBuf {
@@ -1250,17 +1103,28 @@ fn read_regular_capped(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
 /// A hygiene check's judgment of one observation.
 pub type JudgeFn = fn(&Observation) -> Finding;
 
-/// The hygiene checks.
+/// The hygiene checks (each `CheckKind::Own`: this profile runs them, [`checks`] has the
+/// judgments).
 pub fn catalogue() -> Vec<Check> {
-    let c = |id, requirement, level, quote, section, f: JudgeFn| Check {
-        id,
-        requirement,
-        level,
-        quote,
-        section,
-        revs: Revs::Only(&[REVISION]),
-        capability: None,
-        kind: CheckKind::Hygiene(f),
+    checks().into_iter().map(|(c, _)| c).collect()
+}
+
+/// The hygiene checks with their judgments.
+fn checks() -> Vec<(Check, JudgeFn)> {
+    let c = |id, requirement, level, quote, section, f: JudgeFn| {
+        (
+            Check {
+                id,
+                requirement,
+                level,
+                quote,
+                section,
+                revs: Revs::Only(&[REVISION]),
+                capability: None,
+                kind: CheckKind::Own,
+            },
+            f,
+        )
     };
     vec![
         c(
@@ -2110,9 +1974,9 @@ pub async fn run_hygiene(
         target: name.to_owned(),
         ..RunReport::default()
     };
-    let planned: Vec<Check> = catalogue()
+    let planned: Vec<(Check, JudgeFn)> = checks()
         .into_iter()
-        .filter(|c| opts.selection.selects(&case_id(BINDING, c.id, REVISION)))
+        .filter(|(c, _)| opts.selection.selects(&case_id(BINDING, c.id, REVISION)))
         .collect();
     if planned.is_empty() {
         return report;
@@ -2196,10 +2060,7 @@ pub async fn run_hygiene(
             "hygiene: {missed} process(es) ended before polling could read them"
         ));
     }
-    for check in planned {
-        let CheckKind::Hygiene(f) = check.kind else {
-            continue;
-        };
+    for (check, f) in planned {
         let finding = f(&obs);
         let mut r = to_result(BINDING, &check, REVISION, finding, obs.duration_ms);
         r.message = obs.secrets.redact(&r.message);
@@ -2228,183 +2089,6 @@ pub async fn run_profile(
         None => target.name.clone(),
     };
     Ok(run_hygiene(&name, decl, &Overrides::default(), opts).await)
-}
-
-// -------------------------------------------------------------------------------------------
-// `parity hygiene`
-// -------------------------------------------------------------------------------------------
-
-/// Options of `parity hygiene`.
-#[derive(clap::Args, Debug)]
-pub struct HygieneArgs {
-    /// A target file whose `[hygiene]` declares the host (docs/target.md); `-- CMD` overrides
-    /// its command.
-    #[arg(long, value_name = "FILE")]
-    target: Option<PathBuf>,
-    /// Write the JSON report here (schema: docs/report.schema.json).
-    #[arg(long, value_name = "FILE")]
-    json: Option<PathBuf>,
-    /// Write a JUnit XML report here.
-    #[arg(long, value_name = "FILE")]
-    junit: Option<PathBuf>,
-    /// Write a self-contained HTML report here.
-    #[arg(long, value_name = "FILE")]
-    html: Option<PathBuf>,
-    /// Follow the host with a child subreaper and /proc polling instead of ptrace.
-    #[arg(long)]
-    no_ptrace: bool,
-    /// Polling interval of the /proc fallback, in milliseconds (default 5).
-    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=1000))]
-    poll_ms: Option<u64>,
-    /// Keep only cases whose id matches one of these globs.
-    #[arg(long)]
-    filter: Vec<String>,
-    /// Drop cases whose id matches one of these globs.
-    #[arg(long)]
-    skip: Vec<String>,
-    /// Multiply every deadline by this factor.
-    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
-    timeout_multiplier: f64,
-    /// Print only the cases that did not pass and the summary.
-    #[arg(long, short, conflicts_with = "verbose")]
-    quiet: bool,
-    /// Print the evidence of every case that did not pass.
-    #[arg(long, short)]
-    verbose: bool,
-    /// A value (or a regular expression) redacted from every report, besides the values of
-    /// secret-named environment variables and the probe's canaries; repeatable
-    /// (docs/redaction.md).
-    #[arg(long, value_name = "VALUE")]
-    redact: Vec<String>,
-    /// The host command and its arguments, after `--` (default: the target's, else the bundled
-    /// `parity reference launch -- parity reference bridge`).
-    #[arg(last = true, value_name = "CMD")]
-    command: Vec<String>,
-}
-
-/// `parity hygiene`: exit 0 all as expected, 1 a check failed, 2 usage or configuration
-/// error, 3 the host could not be observed (or no check executed).
-pub async fn cmd(args: HygieneArgs) -> i32 {
-    use crate::base::exit::{EXIT_COULD_NOT_RUN, EXIT_USAGE};
-    if !(args.timeout_multiplier > 0.0 && args.timeout_multiplier.is_finite()) {
-        eprintln!("error: --timeout-multiplier must be a positive number");
-        return EXIT_USAGE;
-    }
-    for (flag, path) in [
-        ("--json", &args.json),
-        ("--junit", &args.junit),
-        ("--html", &args.html),
-    ] {
-        if let Some(p) = path.as_deref().filter(|p| p.is_dir()) {
-            eprintln!("error: {flag}: {} is a directory, not a file", p.display());
-            return EXIT_USAGE;
-        }
-    }
-    let exe = std::env::current_exe()
-        .map(|p| p.to_string_lossy().into_owned())
-        .unwrap_or_else(|_| "parity".into());
-    let mut user = args.redact.clone();
-    let (name, decl) = match &args.target {
-        Some(path) => match crate::engine::target::load(path) {
-            Ok(t) => match t.hygiene {
-                Some(d) => {
-                    user.extend(t.redact.iter().cloned());
-                    (t.name, d)
-                }
-                None => {
-                    eprintln!(
-                        "error: {} has no [hygiene] table (docs/target.md)",
-                        path.display()
-                    );
-                    return EXIT_USAGE;
-                }
-            },
-            Err(e) => {
-                eprintln!("error: {e}");
-                return EXIT_USAGE;
-            }
-        },
-        None if args.command.is_empty() => (
-            "parity reference launch -- parity reference bridge".to_owned(),
-            reference_decl(&exe),
-        ),
-        None => (String::new(), HygieneDecl::default()),
-    };
-    let name = if args.command.is_empty() {
-        name
-    } else {
-        args.command.join(" ")
-    };
-    let timing = Timing::scaled(args.timeout_multiplier);
-    let opts = match RunOptions::new(
-        crate::engine::run::EraSel::All,
-        &args.filter,
-        &args.skip,
-        1,
-        timing,
-    ) {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_USAGE;
-        }
-    };
-    let over = Overrides {
-        command: args.command.clone(),
-        no_ptrace: args.no_ptrace,
-        poll_ms: args.poll_ms,
-    };
-    if over.command.is_empty() && decl.command.is_none() {
-        eprintln!("error: no host command: give `-- CMD…` or `command` in [hygiene]");
-        return EXIT_USAGE;
-    }
-    if let Err(e) = crate::engine::redact::install_from(&decl.env, &over.command, &user) {
-        eprintln!("error: {e}");
-        return EXIT_USAGE;
-    }
-    let mut report = run_hygiene(&name, &decl, &over, &opts).await;
-    crate::engine::redact::report(&mut report);
-    if report.cases.is_empty() && report.could_not_run.is_empty() {
-        eprintln!("error: no case matched the selection; `parity list` shows every check id");
-        return EXIT_COULD_NOT_RUN;
-    }
-    let style = if args.quiet {
-        crate::reports::report::Style::Quiet
-    } else if args.verbose {
-        crate::reports::report::Style::Verbose
-    } else {
-        crate::reports::report::Style::Normal
-    };
-    {
-        let mut out = std::io::stdout().lock();
-        for n in report.notes.iter().filter(|n| n.starts_with("hygiene")) {
-            let _ = writeln!(out, "{n}");
-        }
-        let _ = crate::reports::report::print_console(&report, &mut out, style);
-    }
-    if let Some(path) = &args.json {
-        if let Err(e) = crate::reports::report::write_json(&report, None, path) {
-            eprintln!("error: failed to write {}: {e}", path.display());
-            return EXIT_USAGE;
-        }
-    }
-    if let Some(path) = &args.junit {
-        if let Err(e) = crate::reports::junit::write(&report, path) {
-            eprintln!("error: failed to write {}: {e}", path.display());
-            return EXIT_USAGE;
-        }
-    }
-    if let Some(path) = &args.html {
-        let json = crate::reports::report::to_json(&report, None);
-        if let Err(e) = crate::reports::html::write(std::slice::from_ref(&json), path) {
-            eprintln!("error: failed to write {}: {e}", path.display());
-            return EXIT_USAGE;
-        }
-    }
-    for c in &report.could_not_run {
-        eprintln!("error: {c}");
-    }
-    report.exit_code()
 }
 
 /// The selftest's runs: each faulty host with the checks it must fail, and the clean

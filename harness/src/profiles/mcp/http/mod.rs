@@ -6,6 +6,8 @@
 //! HTTP", "Security Warning", "Session Management", "Protocol Version Header"), and
 //! 2026-07-28 `basic/transports/streamable-http`. Each check opens its own session.
 
+#[cfg(test)]
+mod bridge_tests;
 mod profile;
 pub use profile::{run_mcp_http, McpHttpProfile};
 
