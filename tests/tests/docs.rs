@@ -13,7 +13,8 @@ fn repo() -> PathBuf {
 #[test]
 fn docs_checks_md_is_the_generated_catalogue() {
     let on_disk = std::fs::read_to_string(repo().join("docs/checks.md")).unwrap();
-    let generated = parity_harness::reports::catalogue_doc::markdown();
+    let generated =
+        parity_harness::reports::catalogue_doc::markdown(&parity_harness::profiles::builtin());
     assert!(
         on_disk == generated,
         "docs/checks.md is stale: regenerate it with `cargo run -p parity-harness -- list --markdown > docs/checks.md`"

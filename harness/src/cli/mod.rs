@@ -138,6 +138,7 @@ enum Command {
     },
     /// Check a source tree against architecture rules (docs/guard.md): forbidden references,
     /// symbols confined to allow-listed files, modules reached only through their entry points.
+    #[cfg(feature = "guard")]
     Guard(crate::profiles::guard::GuardArgs),
     /// Measure round trips and run times against baselines measured in the same run.
     Bench(crate::cli::bench::BenchArgs),
@@ -682,6 +683,7 @@ pub async fn dispatch(cli: Cli, registry: &crate::engine::profile::Registry) -> 
         Command::HygieneExec { command } => crate::transport::proctrack::stub_exec(&command),
         Command::Watchdog { pid } => crate::transport::watchdog::serve(pid),
         Command::FakeHost { mode, command } => parity_fakes::serve_host(&mode, &command),
+        #[cfg(feature = "guard")]
         Command::Guard(args) => crate::profiles::guard::cmd(args),
         Command::Bench(args) => crate::cli::bench::run(args).await,
         Command::Baseline {

@@ -222,7 +222,7 @@ pub(super) fn cmd_list(
     scenario_dirs: &[PathBuf],
 ) -> i32 {
     if markdown {
-        crate::out!("{}", crate::reports::catalogue_doc::markdown());
+        crate::out!("{}", crate::reports::catalogue_doc::markdown(registry));
         return 0;
     }
     // --- scenarios (crate::engine::scenario): listed after the checks ---

@@ -22,16 +22,20 @@ pub use crate::profiles::equivalence::EQUIVALENCE_CHECKS;
 /// guard, equivalence; with
 /// its level.
 pub fn all_checks() -> Vec<(String, Level)> {
-    let mut v: Vec<(String, Level)> = checks_mcp::catalogue()
-        .iter()
-        .chain(checks_acp::catalogue().iter())
-        .chain(crate::profiles::mcp::http::catalogue().iter())
-        .chain(crate::profiles::facade::catalogue().iter())
-        .chain(crate::profiles::hygiene::catalogue().iter())
-        .chain(crate::profiles::dispatcher::catalogue().iter())
-        .chain(crate::profiles::guard::catalogue().iter())
-        .map(|c| (c.id.to_string(), c.level))
+    let checks: Vec<crate::engine::check::Check> = checks_mcp::catalogue()
+        .into_iter()
+        .chain(checks_acp::catalogue())
+        .chain(crate::profiles::mcp::http::catalogue())
+        .chain(crate::profiles::facade::catalogue())
+        .chain(crate::profiles::hygiene::catalogue())
+        .chain(crate::profiles::dispatcher::catalogue())
         .collect();
+    #[cfg(feature = "guard")]
+    let checks: Vec<crate::engine::check::Check> = checks
+        .into_iter()
+        .chain(crate::profiles::guard::catalogue())
+        .collect();
+    let mut v: Vec<(String, Level)> = checks.iter().map(|c| (c.id.to_string(), c.level)).collect();
     v.extend(
         EQUIVALENCE_CHECKS
             .iter()
@@ -539,6 +543,7 @@ pub async fn rows(jobs: usize) -> Vec<Row> {
         }
     }
     // Source trees under the guard: one faulty tree per rule kind, and the clean tree.
+    #[cfg(feature = "guard")]
     for (fault, report) in crate::profiles::guard::selftest_runs() {
         match fault {
             Some(name) => {

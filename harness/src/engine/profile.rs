@@ -88,6 +88,8 @@ pub struct Family {
     pub spec: &'static str,
     /// The quoted sentence it rests on.
     pub quote: &'static str,
+    /// What one of its cases does, for the catalogue doc (`parity list --markdown`).
+    pub description: &'static str,
 }
 
 /// One profile: a catalogue of checks and the way to run them (see the module doc).

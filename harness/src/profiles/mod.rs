@@ -9,6 +9,7 @@ pub mod acp;
 pub mod dispatcher;
 pub mod equivalence;
 pub mod facade;
+#[cfg(feature = "guard")]
 pub mod guard;
 pub mod hygiene;
 pub mod mcp;
@@ -20,7 +21,7 @@ pub mod mcp;
 pub fn builtin() -> crate::engine::profile::Registry {
     use std::sync::Arc;
     let mut r = crate::engine::profile::Registry::new();
-    let all: [Arc<dyn crate::engine::profile::Profile>; 8] = [
+    let all: Vec<Arc<dyn crate::engine::profile::Profile>> = vec![
         Arc::new(mcp::McpProfile),
         Arc::new(acp::AcpProfile),
         Arc::new(equivalence::EquivalenceProfile),
@@ -28,8 +29,14 @@ pub fn builtin() -> crate::engine::profile::Registry {
         Arc::new(facade::FacadeProfile),
         Arc::new(hygiene::HygieneProfile),
         Arc::new(dispatcher::DispatcherProfile),
-        Arc::new(guard::GuardProfile),
     ];
+    // Built with the `guard` feature (the default).
+    #[cfg(feature = "guard")]
+    let all = {
+        let mut all = all;
+        all.push(Arc::new(guard::GuardProfile));
+        all
+    };
     for p in all {
         // The names are distinct, so registering cannot fail.
         let _ = r.register(p);

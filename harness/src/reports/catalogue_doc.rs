@@ -1,16 +1,16 @@
-//! The Markdown check catalogue, generated from the code (`parity list --markdown`).
+//! The Markdown check catalogue, generated from the profile registry (`parity list --markdown`).
 //!
 //! `docs/checks.md` is this function's output; a test fails when the two differ, so the
 //! document cannot drift from the catalogue.
 
 use crate::engine::check::{Check, CheckKind};
-use crate::profiles::acp as checks_acp;
-use crate::profiles::mcp as checks_mcp;
+use crate::engine::profile::Registry;
 
-/// The catalogue as Markdown: one section per check with its id, kind, level, revisions,
-/// capability gate, requirement, quoted spec sentence and spec reference, followed by the fault
-/// peers that prove it can fail.
-pub fn markdown() -> String {
+/// The catalogue of every profile of `registry` as Markdown: a table of every check (each once,
+/// with every binding it runs at, in registry order) and check family, then one section per
+/// check with its id, kind, level, revisions, capability gate, requirement, quoted spec
+/// sentence and spec reference, followed by the fault peers that prove it can fail.
+pub fn markdown(registry: &Registry) -> String {
     let mut s = String::new();
     s.push_str("# Check catalogue\n\n");
     s.push_str(
@@ -19,38 +19,22 @@ pub fn markdown() -> String {
     s.push_str("Case ids are `check-id@binding#revision`. Levels come from the spec's own keyword: a violated MUST or MUST NOT fails, a violated SHOULD or a robustness rule warns. Monitors judge the frames of every session of an era; active checks drive sessions of their own.\n\n");
     s.push_str("Bindings: `mcp-stdio` (the MCP checks, one case per protocol era the server speaks), `mcp-http` (the same MCP checks over Streamable HTTP, except the stdio-only ones, plus the `mcp.http.*` transport checks), `acp` (the ACP v1 checks, revision `v1`), `facade` (session-gating checks of a facade; see docs/facade.md), `host` (the credential hygiene of a host that launches children, revision `v1`; see docs/hygiene.md), the `dispatcher.*` lifecycle checks (one case per stdio surface, `mcp-stdio` in each era and `acp`; see docs/dispatcher.md), `source` (the static architecture rules of a source tree, revision `guard-1`; see docs/guard.md) and `equivalence` (the same calls through every surface; see docs/equivalence.md).\n\n");
     s.push_str("| check | binding | kind | level | revisions | needs capability |\n|---|---|---|---|---|---|\n");
-    let mcp = checks_mcp::catalogue();
-    let acp = checks_acp::catalogue();
-    let http = crate::profiles::mcp::http::catalogue();
-    let facade = crate::profiles::facade::catalogue();
-    let hygiene = crate::profiles::hygiene::catalogue();
-    let dispatcher = crate::profiles::dispatcher::catalogue();
-    let guard = crate::profiles::guard::catalogue();
-    let all: Vec<(&str, &Check)> = mcp
-        .iter()
-        .map(|c| {
-            let b = if crate::profiles::mcp::http::stdio_only(c.id) {
-                "mcp-stdio"
-            } else {
-                "mcp-stdio, mcp-http"
-            };
-            (b, c)
-        })
-        .chain(http.iter().map(|c| ("mcp-http", c)))
-        .chain(acp.iter().map(|c| ("acp", c)))
-        .chain(facade.iter().map(|c| ("facade", c)))
-        .chain(
-            hygiene
-                .iter()
-                .map(|c| (crate::profiles::hygiene::BINDING, c)),
-        )
-        .chain(
-            dispatcher
-                .iter()
-                .map(|c| (crate::profiles::dispatcher::binding_of(c.id), c)),
-        )
-        .chain(guard.iter().map(|c| (crate::profiles::guard::BINDING, c)))
-        .collect();
+    // Each check once: a check two profiles run (the MCP checks over stdio and over HTTP)
+    // lists both bindings.
+    let mut all: Vec<(String, Check)> = Vec::new();
+    for (binding, c) in registry.checks() {
+        match all.iter_mut().find(|(_, k)| k.id == c.id) {
+            Some((b, _)) => {
+                for part in binding.split(", ") {
+                    if !b.split(", ").any(|x| x == part) {
+                        b.push_str(", ");
+                        b.push_str(part);
+                    }
+                }
+            }
+            None => all.push((binding.to_string(), c)),
+        }
+    }
     for (binding, c) in &all {
         s.push_str(&format!(
             "| [`{}`](#{}) | {} | {} | {} | {} | {} |\n",
@@ -63,10 +47,16 @@ pub fn markdown() -> String {
             c.capability.unwrap_or("—")
         ));
     }
-    for (id, _) in EQUIVALENCE {
+    let families = registry.families();
+    for f in &families {
         s.push_str(&format!(
-            "| [`{id}`](#{}) | equivalence | active | MUST | all surfaces | tools |\n",
-            id.replace('.', "")
+            "| [`{}`](#{}) | {} | active | {} | {} | {} |\n",
+            f.id,
+            f.id.replace('.', ""),
+            f.binding,
+            f.level,
+            f.revisions,
+            f.capability
         ));
     }
     for (_, c) in &all {
@@ -84,33 +74,18 @@ pub fn markdown() -> String {
         s.push_str(&format!("- quote: \"{}\"\n", c.quote));
         s.push_str(&format!("- proven by: {}\n", proven_by(c.id).join("; ")));
     }
-    for (id, text) in EQUIVALENCE {
-        s.push_str(&format!("\n## {id}\n\n{text}\n\n"));
-        s.push_str("- kind: active; level: MUST; surfaces: MCP stdio in each era the server speaks, MCP over Streamable HTTP, and ACP\n");
+    for f in &families {
+        s.push_str(&format!("\n## {}\n\n{}\n\n", f.id, f.description));
         s.push_str(&format!(
-            "- spec: <{}>\n",
-            crate::profiles::equivalence::SPEC
+            "- kind: active; level: {}; revisions: {}; capability: {}\n",
+            f.level, f.revisions, f.capability
         ));
-        s.push_str(&format!(
-            "- requirement: \"{}\"\n",
-            crate::profiles::equivalence::QUOTE
-        ));
-        s.push_str(&format!("- proven by: {}\n", proven_by(id).join("; ")));
+        s.push_str(&format!("- spec: <{}>\n", f.spec));
+        s.push_str(&format!("- requirement: \"{}\"\n", f.quote));
+        s.push_str(&format!("- proven by: {}\n", proven_by(f.id).join("; ")));
     }
     s
 }
-
-/// The equivalence checks and what each case does.
-const EQUIVALENCE: [(&str, &str); 2] = [
-    (
-        "equivalence.scenario",
-        "One case per scenario with tool calls (`equivalence.scenario.<scenario-id>@equivalence#all`): every `call` step runs through every surface, each started fresh, and the outcomes must be equal after normalizing the target's volatile pointers.",
-    ),
-    (
-        "equivalence.generated",
-        "One case per tool (`equivalence.generated.<tool>@equivalence#all`): calls generated from the tool's `inputSchema` (valid ones, and invalid ones made by mutation; `--cases`, `--seed`) run through every surface; a mismatch is shrunk to a minimal call printed as a scenario step.",
-    ),
-];
 
 /// The faulty peers (MCP and ACP) that trip a check, described.
 fn proven_by(id: &str) -> Vec<String> {

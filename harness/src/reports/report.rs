@@ -287,17 +287,28 @@ pub fn print_console_colored(
     Ok(())
 }
 
-/// The profile of a binding (`mcp-stdio` → `mcp`, `host` → `hygiene`).
+/// The profile of a binding (`mcp-stdio` → `mcp`, `host` → `hygiene`): the first profile of
+/// parity's registry, in run order, whose cases run at it; a binding no built-in profile has
+/// (a library user's own) stands for itself.
 pub fn profile_of(binding: &str) -> &str {
-    if binding == crate::profiles::mcp::BINDING {
-        "mcp"
-    } else if binding == crate::profiles::hygiene::BINDING {
-        "hygiene"
-    } else if binding == crate::profiles::guard::BINDING {
-        "guard"
-    } else {
-        binding
-    }
+    static TABLE: std::sync::OnceLock<Vec<(&'static str, &'static str)>> =
+        std::sync::OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        let mut t: Vec<(&'static str, &'static str)> = Vec::new();
+        for p in crate::profiles::builtin().iter() {
+            for (b, _) in p.bindings() {
+                if !t.iter().any(|(x, _)| *x == b) {
+                    t.push((b, p.name()));
+                }
+            }
+        }
+        t
+    });
+    table
+        .iter()
+        .find(|(b, _)| *b == binding)
+        .map(|(_, p)| *p)
+        .unwrap_or(binding)
 }
 
 /// The profile of a case: `dispatcher` for the `dispatcher.*` checks (whatever surface they

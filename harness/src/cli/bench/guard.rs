@@ -33,6 +33,7 @@ pub struct GuardBench {
 }
 
 /// The guard part's rules: the TypeScript example's kinds over a multi-language tree.
+#[cfg(feature = "guard")]
 pub(super) const GUARD_BENCH_RULES: &str = r#"
 [[rule]]
 id = "surfaces-no-internals"
@@ -99,6 +100,7 @@ pub fn guard_tree(root: &Path, files: usize) -> Result<(u64, usize), String> {
     Ok((bytes, planted))
 }
 
+#[cfg(feature = "guard")]
 /// Generates the guard part's tree in a temporary directory and times alternating passes of a
 /// plain walk and the guard scan.
 pub fn guard_speed(files: usize, repeats: usize) -> Result<GuardBench, String> {
@@ -167,4 +169,12 @@ pub fn guard_speed(files: usize, repeats: usize) -> Result<GuardBench, String> {
         violations: last.violations.len(),
         expected_violations: planted,
     })
+}
+
+/// Without the `guard` feature there is no guard to time.
+///
+/// Errors: always, saying so.
+#[cfg(not(feature = "guard"))]
+pub fn guard_speed(_files: usize, _repeats: usize) -> Result<GuardBench, String> {
+    Err("this parity was built without the `guard` feature".into())
 }
