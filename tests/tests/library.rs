@@ -246,10 +246,14 @@ fn the_library_refuses_an_empty_selection_and_console_flags() {
         .execute();
     let e = color.expect_err("--color shapes a console the library does not print");
     assert_eq!(e.code, 2, "{e}");
-    assert!(e.message.contains("--color"), "{e}");
-    // The library runs with --quiet, so --verbose is the flag clash parity run reports.
+    assert!(e.message.contains("--verbose and --color"), "{e}");
     let verbose = Run::mcp(&reference).arg("--verbose").execute();
-    assert_eq!(verbose.map(|_| ()).map_err(|e| e.code), Err(2));
+    let e = verbose.expect_err("--verbose shapes a console the library does not print");
+    assert_eq!(e.code, 2, "{e}");
+    assert!(
+        e.message.contains("--verbose and --color") && !e.message.contains("--quiet"),
+        "{e}"
+    );
     let clap = Run::mcp(&reference).arg("--no-such-flag").execute();
     let e = clap.expect_err("an unknown flag is a usage error");
     assert_eq!(e.code, 2, "{e}");

@@ -127,7 +127,8 @@ impl Run {
     /// Runs on a runtime of its own and waits for the verdicts. Call it from a plain `#[test]`,
     /// not from inside an async runtime (use [`Run::execute_async`] there).
     ///
-    /// Errors: a bad flag or target (code 2), or a target that could not run (code 3, with the
+    /// Errors: a bad flag or target, or a console flag (`--verbose`, `--color`) (code 2); a
+    /// target that could not run, or a `--filter`/`--skip` that kept no case (code 3, with the
     /// reasons); a run whose checks fail is an `Ok` outcome.
     pub fn execute(self) -> Result<Outcome, RunError> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -148,17 +149,22 @@ impl Run {
             code: super::EXIT_USAGE,
             message,
         };
+        // The library prints no console report: the flags that shape it are refused, before
+        // clap would report `--verbose` as clashing with the `--quiet` the library adds.
+        let console = |a: &OsString| {
+            let a = a.to_string_lossy();
+            a == "--verbose" || a == "-v" || a == "--color" || a.starts_with("--color=")
+        };
+        if self.args.iter().skip(2).any(console) {
+            return Err(usage(
+                "--verbose and --color shape the console report, which the library does not print; read the outcome instead".into(),
+            ));
+        }
         let registry = self.registry.unwrap_or_else(crate::profiles::builtin);
         let cli = super::parse_with(&registry, &self.args).map_err(|e| usage(clap_text(&e)))?;
         let super::Command::Run(args) = cli.command else {
             return Err(usage("not a run".into()));
         };
-        // --verbose is refused by clap already: it conflicts with the --quiet the library adds.
-        if args.color != crate::reports::report::ColorChoice::Auto {
-            return Err(usage(
-                "--color shapes the console report, which the library does not print; read the outcome instead".into(),
-            ));
-        }
         let finished = super::execute(&args, &registry).await.map_err(usage)?;
         super::write_report_files(&args, &finished.report, finished.baseline.as_deref())
             .map_err(usage)?;
@@ -238,10 +244,11 @@ impl Outcome {
             return;
         }
         let mut text = format!(
-            "parity: {} of {} case(s) did not pass (exit {}):\n",
+            "parity: the run is not as expected (exit {}): {} of {} case(s) did not pass, {} stale baseline entr(ies)\n",
+            self.exit_code(),
             self.failures().len(),
             self.report.cases.len(),
-            self.exit_code()
+            self.report.stale.len()
         );
         for c in self.failures() {
             text.push_str(&format!(
@@ -259,15 +266,15 @@ impl Outcome {
         }
         for s in &self.report.stale {
             text.push_str(&format!(
-                "\nSTALE baseline entry `{}` (line {}): {}; it matched only cases that executed without failing: {}\n",
+                "\nSTALE baseline entry `{}` (line {}): every case it lists passed ({}); remove it (its reason: {})\n",
                 s.entry,
                 s.line,
-                s.reason,
-                s.cases.join(", ")
+                s.cases.join(", "),
+                s.reason
             ));
         }
         if self.report.executed() == 0 {
-            text.push_str("\nno check executed: every selected case was skipped or did not run\n");
+            text.push_str("\nno check executed: this run is not a pass (exit 3)\n");
         }
         panic!("{text}");
     }

@@ -2,9 +2,10 @@
 //! check failed or timed out; 2 usage or configuration error; 3 could not run (the target did not
 //! start, or no check executed).
 //!
-//! Size (1520 lines): the argument definitions of every subcommand and their effective values
+//! Size (1550 lines): the argument definitions of every subcommand and their effective values
 //! (about 500 lines), the dispatch, `parity run` (execute, then the reporters) and `parity replay`;
-//! the servers are in `serve`, the report commands in `reports`, the library entry point in `api`.
+//! the servers are in `serve`, the report commands in `reports`, `parity hygiene` in `hygiene`,
+//! the library entry point in `api`.
 
 pub mod api;
 pub mod bench;
@@ -1039,6 +1040,17 @@ fn run_profiles(
         allowed_profiles(registry, target)
     };
     profiles.dedup();
+    // A target that declares only `[guard]`, run by a parity built without the feature.
+    if profiles.is_empty()
+        && target.guard.is_some()
+        && registry.get("guard").is_none()
+        && cfg!(not(feature = "guard"))
+    {
+        return Err(
+            "the target declares only [guard], and this parity was built without the `guard` feature (docs/library.md)"
+                .to_string(),
+        );
+    }
     for p in &profiles {
         match registry.get(p) {
             Some(profile) => profile.ready(target)?,

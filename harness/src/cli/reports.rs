@@ -242,7 +242,7 @@ pub(super) fn cmd_list(
                         "id": c.id,
                         "binding": binding,
                         "kind": match c.kind { CheckKind::Active(_)
-                | CheckKind::Guard | CheckKind::Own => "active", CheckKind::Monitor(_) => "monitor" },
+                | CheckKind::Own => "active", CheckKind::Monitor(_) => "monitor" },
                         "level": c.level.as_str(),
                         "revisions": c.revs.describe(),
                         "capability": c.capability,

@@ -200,12 +200,10 @@ pub enum CheckKind {
     Active(ActiveFn),
     /// Watches the frames of every session of the era (and one session of its own).
     Monitor(MonitorFn),
-    /// Judges one static scan of a source tree (the `guard` profile, `crate::profiles::guard`).
-    Guard,
     /// Run by its profile's own [`Profile::run`](crate::engine::profile::Profile::run), which
     /// plans its cases and judges them with bodies it keeps itself; the engine's runners never
-    /// call it (the facade, hygiene and dispatcher profiles, and a profile registered through
-    /// the library).
+    /// call it (the facade, hygiene, dispatcher and guard profiles, and a profile registered
+    /// through the library).
     Own,
 }
 

@@ -63,10 +63,13 @@ pub async fn start(spec: &PeerSpec, deadline: Duration) -> Result<Started, Strin
                 crate::transport::peer::Recv::Eof => {
                     "the facade closed its stdout without printing its URL".to_string()
                 }
-                _ => format!(
+                crate::transport::peer::Recv::Timeout => format!(
                     "the facade printed no URL within {} ms",
                     deadline.as_millis()
                 ),
+                crate::transport::peer::Recv::Line(_) => {
+                    "the facade printed something other than its URL".to_string()
+                }
             };
             let msg = failed(&peer, why);
             peer.shutdown(crate::transport::peer::ShutdownGrace::default())

@@ -1,6 +1,9 @@
-//! Layer 3, the engine: the check model, cases and ids (`check`), tool-call outcomes
-//! (`outcome`), the target and scenario formats (`target`, `scenario`), selection (`select`), the
-//! runner and its report (`run`), and redaction of what is reported (`redact`).
+//! Layer 3, the engine: the check model, cases and ids (`check`), the profile registry
+//! (`profile`), tool-call outcomes (`outcome`), the target and scenario formats (`target`,
+//! `scenario`, and the declarations of facades, hosts, dispatchers and guards, `decl`),
+//! selection (`select`), the runner and its report (`run`), redaction of what is reported
+//! (`redact`), the bundled reference as a target (`reference`), and HTTP surfaces
+//! (`http_surface`).
 //!
 //! Invariant: the engine plans, runs and records cases without knowing what a profile checks;
 //! imports only the layers below it. `monitors` and `surface` are what several profiles share

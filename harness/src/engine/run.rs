@@ -1184,9 +1184,10 @@ async fn run_active(
             } else {
                 match p.check.kind {
                     CheckKind::Active(f) => ctx.within_deadline(f(&ctx)).await,
-                    CheckKind::Monitor(_) | CheckKind::Guard | CheckKind::Own => Some(
-                        Finding::not_run("a monitor is not an active check", Vec::new()),
-                    ),
+                    CheckKind::Monitor(_) | CheckKind::Own => Some(Finding::not_run(
+                        "a monitor is not an active check",
+                        Vec::new(),
+                    )),
                 }
             };
             let ms = t0.elapsed().as_millis() as u64;
@@ -1432,7 +1433,7 @@ pub fn to_result(
     CaseResult {
         id: case_id(binding, check.id, revision),
         kind: match check.kind {
-            CheckKind::Active(_) | CheckKind::Guard | CheckKind::Own => CaseKind::Active,
+            CheckKind::Active(_) | CheckKind::Own => CaseKind::Active,
             CheckKind::Monitor(_) => CaseKind::Monitor,
         },
         check: check.id.to_string(),

@@ -47,7 +47,9 @@ impl SurfaceSpec {
                 http: Some(_),
                 ..
             } => format!("{}#{revision}", crate::engine::check::HTTP_BINDING),
-            SurfaceSpec::Mcp { revision, .. } => format!("mcp-stdio#{revision}"),
+            SurfaceSpec::Mcp { revision, .. } => {
+                format!("{}#{revision}", crate::engine::check::STDIO_BINDING)
+            }
             SurfaceSpec::Acp { .. } => format!("{}#{}", acp::BINDING, acp::REVISION),
         }
     }
@@ -274,7 +276,12 @@ impl LiveSurface {
     }
 }
 
-/// The surfaces of a target: one MCP surface per era it speaks (as `eras` selects), then ACP.
+/// The surfaces of a target: one MCP surface per era it speaks (as the target's `eras` under
+/// `[surfaces.mcp]` selects), then MCP over Streamable HTTP (the target's, or the bundled
+/// reference facade's), then ACP; with notes on the eras that did not answer.
+///
+/// Errors: a surface command does not parse, or this executable cannot be found (for the
+/// reference facade).
 pub async fn surfaces_of(
     target: &crate::engine::target::Target,
     timing: Timing,

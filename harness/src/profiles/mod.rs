@@ -15,7 +15,8 @@ pub mod hygiene;
 pub mod mcp;
 
 /// parity's own profiles, in the order a run runs them: `mcp`, `acp`, `equivalence`,
-/// `mcp-http`, `facade`, `hygiene`, `dispatcher`, `guard`. This is the one place that names
+/// `mcp-http`, `facade`, `hygiene`, `dispatcher`, `guard` (built with the `guard` feature, the
+/// default). This is the one place that names
 /// every profile; the command line, selection, baselines and `parity list` iterate it. A
 /// library user adds a profile with `Registry::register` (docs/library.md).
 pub fn builtin() -> crate::engine::profile::Registry {

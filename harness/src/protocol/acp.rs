@@ -6,7 +6,7 @@
 //!
 //! - [`initialize_params`]: v1 `initialize` with an integer `protocolVersion`, `clientInfo`, and
 //!   every client capability `false` (parity offers no file system and no terminal);
-//! - [`open`]: a fresh agent with `initialize` at version 1 done;
+//! - a fresh agent with `initialize` at version 1 done, for a check: `crate::engine::acp::open`;
 //! - [`new_session`], [`prompt`], [`cancel`], [`tool_call`]: the session methods and the
 //!   target's tool extension method (default [`DEFAULT_TOOL_METHOD`]);
 //! - [`answer_agent_request`]: the deterministic answers to requests the agent sends the client.

@@ -128,7 +128,7 @@ fn proven_by(id: &str) -> Vec<String> {
 
 fn kind(k: CheckKind) -> &'static str {
     match k {
-        CheckKind::Active(_) | CheckKind::Guard | CheckKind::Own => "active",
+        CheckKind::Active(_) | CheckKind::Own => "active",
         CheckKind::Monitor(_) => "monitor",
     }
 }

@@ -100,9 +100,9 @@ pub fn guard_tree(root: &Path, files: usize) -> Result<(u64, usize), String> {
     Ok((bytes, planted))
 }
 
-#[cfg(feature = "guard")]
 /// Generates the guard part's tree in a temporary directory and times alternating passes of a
 /// plain walk and the guard scan.
+#[cfg(feature = "guard")]
 pub fn guard_speed(files: usize, repeats: usize) -> Result<GuardBench, String> {
     let dir =
         tempfile::tempdir().map_err(|e| format!("failed to create a temporary directory: {e}"))?;

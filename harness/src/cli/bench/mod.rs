@@ -567,7 +567,10 @@ pub async fn run(args: BenchArgs) -> i32 {
             .ok();
     }
     let mut guard = None;
-    if want(Only::Guard) {
+    // A parity built without the `guard` feature skips the part, unless asked for it alone.
+    let guard_skipped = (!cfg!(feature = "guard") && args.only.is_none())
+        .then(|| "guard: this parity was built without the `guard` feature".to_string());
+    if want(Only::Guard) && guard_skipped.is_none() {
         let n = args.guard_files.max(1);
         eprintln!("  guard: {n} generated files, plain walk and guard scan ({GUARD_REPEATS} passes each, alternating) …");
         guard = guard_speed(n, GUARD_REPEATS)
@@ -588,6 +591,7 @@ pub async fn run(args: BenchArgs) -> i32 {
             .ok();
     }
     let (mut http, mut skipped) = (None, Vec::new());
+    skipped.extend(guard_skipped);
     if want(Only::Http) {
         eprintln!(
             "  http: server-everything over Streamable HTTP, parity mcp-http and mcp-tester \

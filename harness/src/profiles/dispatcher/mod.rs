@@ -15,8 +15,8 @@
 //! the settle within the declared budget plus the declared tolerance (both generous against a
 //! 30 s start). Every other check polls for the settled state and judges the order of events.
 //!
-//! Size (1145 lines): the lifecycle and policy checks, their configurations and the cross-surface
-//! comparison share the declarations' types.
+//! Size (1070 lines): the lifecycle and policy checks, their configurations and the cross-surface
+//! comparison share the dispatcher context (the declarations are [`crate::engine::decl`]).
 
 mod profile;
 pub use profile::DispatcherProfile;

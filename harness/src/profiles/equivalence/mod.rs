@@ -16,8 +16,7 @@
 //!   `inputSchema` ([`crate::profiles::equivalence::gen`]), valid ones and invalid ones made by mutation, `cases` per
 //!   tool from `seed`; a mismatch is shrunk to a minimal call, printed as a scenario step.
 //!
-//! Size (1020 lines): live surfaces, scenario and generated cases and their comparison share the
-//! outcome model.
+//! The surfaces it calls through are [`crate::engine::surface`], shared with the dispatcher.
 
 mod profile;
 pub use profile::EquivalenceProfile;

@@ -6,10 +6,10 @@ use crate::engine::profile::{needs, BoxRun, Family, Profile, ProfileRun, RunRequ
 use crate::engine::run::RunReport;
 use crate::engine::target::Target;
 
-/// What a case of each family in [`super::EQUIVALENCE_CHECKS`] does.
-const DESCRIPTIONS: [&str; 2] = [
-    "One case per scenario with tool calls (`equivalence.scenario.<scenario-id>@equivalence#all`): every `call` step runs through every surface (MCP stdio in each era the server speaks, MCP over Streamable HTTP, and ACP), each started fresh, and the outcomes must be equal after normalizing the target's volatile pointers.",
-    "One case per tool (`equivalence.generated.<tool>@equivalence#all`): calls generated from the tool's `inputSchema` (valid ones, and invalid ones made by mutation; `--cases`, `--seed`) run through every surface; a mismatch is shrunk to a minimal call printed as a scenario step.",
+/// Each family of [`super::EQUIVALENCE_CHECKS`], with what one of its cases does.
+const FAMILIES: [(&str, &str); 2] = [
+    (super::EQUIVALENCE_CHECKS[0], "One case per scenario with tool calls (`equivalence.scenario.<scenario-id>@equivalence#all`): every `call` step runs through every surface (MCP stdio in each era the server speaks, MCP over Streamable HTTP, and ACP), each started fresh, and the outcomes must be equal after normalizing the target's volatile pointers."),
+    (super::EQUIVALENCE_CHECKS[1], "One case per tool (`equivalence.generated.<tool>@equivalence#all`): calls generated from the tool's `inputSchema` (valid ones, and invalid ones made by mutation; `--cases`, `--seed`) run through every surface; a mismatch is shrunk to a minimal call printed as a scenario step."),
 ];
 
 /// The `equivalence` profile: one backend behind several surfaces gives one outcome per call.
@@ -23,10 +23,9 @@ impl Profile for EquivalenceProfile {
         Vec::new()
     }
     fn families(&self) -> Vec<Family> {
-        super::EQUIVALENCE_CHECKS
+        FAMILIES
             .iter()
-            .zip(DESCRIPTIONS)
-            .map(|(id, description)| Family {
+            .map(|&(id, description)| Family {
                 id,
                 description,
                 binding: super::BINDING,

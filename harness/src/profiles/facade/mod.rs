@@ -14,8 +14,8 @@
 //! `search_capabilities`/`execute_capability` (meta form) or `tools/list`/`tools/call`
 //! (direct form). Tokens never appear in evidence: they are replaced by `[TOKEN]`.
 //!
-//! Size (1501 lines): the ten session-gating checks, their declarations, token hooks and the facade
-//! session they drive share the facade's model.
+//! Size (1430 lines): the ten session-gating checks, their token hooks and the facade session
+//! they drive share the facade's model (the declarations are [`crate::engine::decl`]).
 
 mod profile;
 pub use profile::FacadeProfile;

@@ -1629,7 +1629,7 @@ pub fn catalogue() -> Vec<crate::engine::check::Check> {
         section: "guard#rules",
         revs: Revs::Only(&[REVISION]),
         capability: None,
-        kind: CheckKind::Guard,
+        kind: CheckKind::Own,
     }]
 }
 

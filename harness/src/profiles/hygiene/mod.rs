@@ -1,5 +1,6 @@
-//! The hygiene probe: `parity hygiene [--target FILE] [-- CMD…]` and the `hygiene` profile of
-//! `parity run` (seed rules 38–57, fault classes B19 and B20; `docs/hygiene.md`).
+//! The hygiene probe and the `hygiene` profile of `parity run` (seed rules 38–57, fault classes
+//! B19 and B20; `docs/hygiene.md`); `parity hygiene [--target FILE] [-- CMD…]` is
+//! `crate::cli::hygiene`, and the `[hygiene]` declarations are [`crate::engine::decl`].
 //!
 //! It proves from outside that a host which launches children keeps a bearer token out of
 //! their environments, argv, its own output and loose files, hands them a private file instead,
@@ -23,7 +24,7 @@
 //! alphabets, at each of the three alignments), and replaced by a placeholder (`[CANARY]`,
 //! `[CANARY-ROTATED]`, `[CANARY-LEGACY]`) in every message, evidence line and note.
 //!
-//! Size (2646 lines): the probe (canaries, delivery, the traced run, files, stray copies, rotation
+//! Size (2335 lines): the probe (canaries, delivery, the traced run, files, stray copies, rotation
 //! and the shutdown sequence) and the thirteen checks that judge one observation share its types;
 //! the probe and the judges are the split to make when the file grows again.
 

@@ -1,10 +1,11 @@
 //! The MCP stdio check catalogue (binding `mcp-stdio`).
 //!
 //! Every check names the spec sentence its level comes from. Active checks drive fresh sessions;
-//! monitors judge the frames of every session of an era. `docs/checks.md` is generated from
-//! this table (`parity list --markdown`) and a test keeps the two equal.
+//! monitors judge the frames of every session of an era (the JSON-RPC ones shared with ACP are
+//! [`crate::engine::monitors`]). `docs/checks.md` is generated from the registry's catalogues
+//! (`parity list --markdown`) and a test keeps the two equal.
 //!
-//! Size (2155 lines): the MCP stdio catalogue: every check's declaration (level, quote, section,
+//! Size (1755 lines): the MCP stdio catalogue: every check's declaration (level, quote, section,
 //! revisions, gate) and its active function or monitor, side by side so that a check's quote and
 //! the code that judges it are read together.
 
@@ -15,7 +16,7 @@ pub use profile::McpProfile;
 use crate::engine::check::{
     evidence, Check, CheckKind, Ctx, Finding, Level, MonitorInput, Revs, Status,
 };
-pub(crate) use crate::engine::monitors::*;
+use crate::engine::monitors::*;
 use crate::protocol::mcp::{
     modern_meta, Client, Era, Reply, ALL_REVISIONS, META_CAPS, META_VERSION,
 };
