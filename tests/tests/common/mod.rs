@@ -23,8 +23,12 @@ pub const RUN_DEADLINE: Duration = Duration::from_secs(300);
 
 /// Path of the `parity` binary, built once per test binary.
 ///
-/// `cargo test -p parity-tests` does not build other packages' binaries, so the first call runs
-/// `cargo build -p parity-harness --bin parity` (a no-op when it is fresh). Set
+/// `cargo test` does not build other packages' binaries, so the first call runs
+/// `cargo build --workspace --bins --tests` (a no-op for everything but the binary when the
+/// tests are fresh). That selection resolves dependency features exactly as
+/// `cargo test --workspace` does, so the binary links the dependencies the test build already
+/// compiled; `cargo build -p parity-harness --bin parity` would resolve them without the
+/// workspace's dev-dependencies and compile some 80 crates a second time. Set
 /// `PARITY_TESTS_NO_BUILD=1` to use whatever binary is already there.
 pub fn parity() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
@@ -38,14 +42,7 @@ pub fn parity() -> PathBuf {
         if std::env::var_os("PARITY_TESTS_NO_BUILD").is_none() {
             let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
             let mut cmd = Command::new(cargo);
-            cmd.args([
-                "build",
-                "--quiet",
-                "-p",
-                "parity-harness",
-                "--bin",
-                "parity",
-            ]);
+            cmd.args(["build", "--quiet", "--workspace", "--bins", "--tests"]);
             if path
                 .parent()
                 .and_then(Path::file_name)
@@ -59,7 +56,7 @@ pub fn parity() -> PathBuf {
                 .expect("failed to run cargo build for the parity binary");
             assert!(
                 out.status.success(),
-                "cargo build -p parity-harness failed:\n{}",
+                "cargo build --workspace --bins --tests failed:\n{}",
                 String::from_utf8_lossy(&out.stderr)
             );
         }
