@@ -20,7 +20,7 @@ fn every_check_is_caught_by_a_fault_and_the_reference_is_clean() {
         String::from_utf8_lossy(&out.stderr)
     );
     // Every MCP, ACP and equivalence check has its row.
-    let all = parity_harness::cli::selftest::all_checks();
+    let all = parity_harness::cli::selftest::all_checks(&parity_harness::profiles::builtin());
     assert!(all.iter().any(|(id, _)| id.starts_with("acp.")));
     assert!(all.iter().any(|(id, _)| id.starts_with("equivalence.")));
     for (id, level) in all {
@@ -76,10 +76,11 @@ fn every_check_is_caught_by_a_fault_and_the_reference_is_clean() {
 
 #[test]
 fn every_fault_names_checks_that_exist() {
-    let ids: Vec<String> = parity_harness::cli::selftest::all_checks()
-        .into_iter()
-        .map(|(id, _)| id)
-        .collect();
+    let ids: Vec<String> =
+        parity_harness::cli::selftest::all_checks(&parity_harness::profiles::builtin())
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect();
     let mcp = parity_fakes::catalogue().iter().map(|f| (f.name, f.trips));
     let acp = parity_fakes::acp_catalogue()
         .iter()

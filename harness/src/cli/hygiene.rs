@@ -136,6 +136,9 @@ pub async fn cmd(args: HygieneArgs) -> i32 {
         return EXIT_USAGE;
     }
     let mut report = run_hygiene(&name, &decl, &over, &opts).await;
+    report.ran_by(crate::engine::profile::Profile::name(
+        &crate::profiles::hygiene::HygieneProfile,
+    ));
     crate::engine::redact::report(&mut report);
     if report.cases.is_empty() && report.could_not_run.is_empty() {
         eprintln!("error: no case matched the selection; `parity list` shows every check id");

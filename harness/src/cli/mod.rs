@@ -625,7 +625,7 @@ pub async fn dispatch(cli: Cli, registry: &crate::engine::profile::Registry) -> 
         } => cmd_list(registry, json, markdown, &scenarios),
         Command::Selftest { jobs } => {
             watch_signals();
-            let code = crate::cli::selftest::run(jobs).await;
+            let code = crate::cli::selftest::run(registry, jobs).await;
             crate::transport::peer::reap_orphans().await;
             code
         }
@@ -1307,7 +1307,9 @@ async fn execute(
                 if let Some(eras) = r.eras {
                     opts.eras = eras;
                 }
-                merge(&mut report, r.report);
+                let mut ran = r.report;
+                ran.ran_by(p.name());
+                merge(&mut report, ran);
             }
             Err(e) => {
                 return Err(e.to_string());
@@ -1496,6 +1498,7 @@ fn merge(into: &mut crate::engine::run::RunReport, r: crate::engine::run::RunRep
     into.startup_ms.extend(r.startup_ms);
     into.notes.extend(r.notes);
     into.cases.extend(r.cases);
+    into.profiles.extend(r.profiles);
     into.seed = into.seed.or(r.seed);
 }
 

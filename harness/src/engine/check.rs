@@ -46,6 +46,18 @@ impl Level {
             _ => Verdict::Warn,
         }
     }
+    /// The level of a keyword as printed ([`Level::as_str`]): `MUST`, `MUST NOT`, `SHOULD`,
+    /// `SHOULD NOT` or `robustness`; `None` for anything else.
+    pub fn from_keyword(s: &str) -> Option<Level> {
+        Some(match s {
+            "MUST" => Level::Must,
+            "MUST NOT" => Level::MustNot,
+            "SHOULD" => Level::Should,
+            "SHOULD NOT" => Level::ShouldNot,
+            "robustness" => Level::Robustness,
+            _ => return None,
+        })
+    }
     /// The keyword as printed.
     pub fn as_str(self) -> &'static str {
         match self {

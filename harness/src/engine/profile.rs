@@ -12,6 +12,7 @@
 use crate::engine::check::{Check, SlowCall};
 use crate::engine::run::{EraSel, RunOptions, RunReport};
 use crate::engine::scenario::Scenario;
+use crate::engine::selftest::{SelftestContext, SelftestRun};
 use crate::engine::target::Target;
 use std::future::Future;
 use std::pin::Pin;
@@ -100,6 +101,22 @@ pub trait Profile: Send + Sync {
     /// bindings in one case names them joined by `, ` (`mcp-stdio, acp`), and one that runs as
     /// separate cases per binding appears once per binding (in each profile that runs it).
     fn catalogue(&self) -> Vec<(&'static str, Check)>;
+    /// What the profile's bindings are, as a phrase for the catalogue doc's list of bindings
+    /// (``"`acp` (the ACP v1 checks, revision `v1`)"``). Default: each binding with its
+    /// revisions.
+    fn bindings_doc(&self) -> String {
+        self.bindings()
+            .iter()
+            .map(|(b, revs)| {
+                format!(
+                    "`{b}` (profile `{}`, revisions {})",
+                    self.name(),
+                    revs.join(", ")
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
     /// Check families whose cases the profile names itself. Default: none.
     fn families(&self) -> Vec<Family> {
         Vec::new()
@@ -117,6 +134,12 @@ pub trait Profile: Send + Sync {
     }
     /// Plans and runs the profile's cases.
     fn run<'a>(&'a self, req: &'a RunRequest<'a>) -> BoxRun<'a>;
+    /// The profile's `parity selftest` runs: its faulty peers against the checks each must
+    /// trip, its benign peers against the checks each must pass, and the clean reference
+    /// (DESIGN.md §Mutant zoo). Default: none (its checks then show unproven).
+    fn selftest(&self, _cx: &SelftestContext) -> Vec<SelftestRun> {
+        Vec::new()
+    }
 }
 
 /// The profiles of one `parity`, in the order a run runs them.

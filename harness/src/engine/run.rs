@@ -328,9 +328,31 @@ pub struct RunReport {
     /// Measured start-up per era (`legacy`, `modern`, `acp`): milliseconds from spawning the
     /// era probe's peer to its first answer (stdio surfaces only).
     pub startup_ms: std::collections::BTreeMap<String, u64>,
+    /// The profile that ran each case, by case id, as the run merged the profiles' reports
+    /// ([`RunReport::ran_by`]); the console table and the JUnit suites group cases by it. Not
+    /// part of the JSON report, whose case ids and bindings say the same to a reader.
+    #[serde(skip)]
+    pub profiles: std::collections::BTreeMap<String, String>,
 }
 
 impl RunReport {
+    /// Records `profile` as the profile that ran every case of the report so far that has
+    /// none recorded yet.
+    pub fn ran_by(&mut self, profile: &str) {
+        for c in &self.cases {
+            if !self.profiles.contains_key(&c.id) {
+                self.profiles.insert(c.id.clone(), profile.to_string());
+            }
+        }
+    }
+    /// The profile that ran `case` ([`RunReport::ran_by`]); a case with none recorded is shown
+    /// under its binding.
+    pub fn profile_of<'a>(&'a self, case: &'a CaseResult) -> &'a str {
+        self.profiles
+            .get(&case.id)
+            .map(String::as_str)
+            .unwrap_or(&case.binding)
+    }
     /// Count of each verdict.
     pub fn counts(&self) -> HashMap<Verdict, usize> {
         let mut m = HashMap::new();
@@ -1544,6 +1566,7 @@ pub async fn run_acp_catalogue(
             partition: None,
             could_not_run: Vec::new(),
             startup_ms: Default::default(),
+            profiles: Default::default(),
         });
     }
     let planned: Vec<Planned> = catalogue
@@ -1603,6 +1626,7 @@ pub async fn run_acp_catalogue(
         partition: None,
         could_not_run: Vec::new(),
         startup_ms,
+        profiles: Default::default(),
     })
 }
 

@@ -629,14 +629,7 @@ fn valid_id(id: &str) -> bool {
 }
 
 fn parse_level(s: &str) -> Option<Level> {
-    Some(match s {
-        "MUST" => Level::Must,
-        "MUST NOT" => Level::MustNot,
-        "SHOULD" => Level::Should,
-        "SHOULD NOT" => Level::ShouldNot,
-        "robustness" => Level::Robustness,
-        _ => return None,
-    })
+    Level::from_keyword(s)
 }
 
 /// Parses one scenario file's text. `file` names it in errors (and becomes

@@ -440,16 +440,8 @@ fn case(id: &str, verdict: Verdict) -> CaseResult {
 fn report(cases: Vec<CaseResult>) -> RunReport {
     RunReport {
         target: "t".into(),
-        eras: HashMap::new(),
-        notes: Vec::new(),
         cases,
-        duration_ms: 0,
-        started_at: None,
-        seed: None,
-        stale: Vec::new(),
-        partition: None,
-        could_not_run: Vec::new(),
-        startup_ms: Default::default(),
+        ..RunReport::default()
     }
 }
 

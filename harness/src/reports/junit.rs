@@ -28,7 +28,6 @@
 
 use crate::engine::check::Verdict;
 use crate::engine::run::{CaseResult, RunReport};
-use crate::reports::report::profile_of_case;
 use quick_junit::{
     NonSuccessKind, Report, TestCase, TestCaseStatus, TestRerun, TestSuite, XmlString,
 };
@@ -142,7 +141,7 @@ pub fn to_report(report: &RunReport) -> Report {
     r.set_time(Duration::from_millis(report.duration_ms));
     let mut suites: Vec<TestSuite> = Vec::new();
     for c in &report.cases {
-        let name = profile_of_case(c);
+        let name = report.profile_of(c);
         let idx = match suites.iter().position(|s| s.name.as_str() == name) {
             Some(i) => i,
             None => {
@@ -271,6 +270,44 @@ mod tests {
         }
     }
 
+    /// `report` with each case recorded as run by the profile its binding's first word names
+    /// (`mcp-stdio` → `mcp`), as a run's merge records them.
+    fn ran(mut report: RunReport) -> RunReport {
+        for c in &report.cases {
+            let p = c.binding.split('-').next().unwrap_or(&c.binding);
+            report.profiles.insert(c.id.clone(), p.to_string());
+        }
+        report
+    }
+
+    #[test]
+    fn suites_are_the_profiles_that_ran_the_cases() {
+        let mut report = RunReport {
+            target: "t".into(),
+            cases: vec![
+                case("mcp.a@mcp-stdio#r", Verdict::Pass),
+                case("dispatcher.b@mcp-stdio#r", Verdict::Pass),
+                case("own.c@own#v1", Verdict::Pass),
+            ],
+            ..RunReport::default()
+        };
+        report
+            .profiles
+            .insert("mcp.a@mcp-stdio#r".into(), "mcp".into());
+        report
+            .profiles
+            .insert("dispatcher.b@mcp-stdio#r".into(), "dispatcher".into());
+        let xml = to_xml(&report).unwrap();
+        // The same binding under two profiles; a case no profile was recorded for under its
+        // binding.
+        for suite in ["mcp", "dispatcher", "own"] {
+            assert!(
+                xml.contains(&format!(r#"<testsuite name="{suite}" tests="1""#)),
+                "{suite}: {xml}"
+            );
+        }
+    }
+
     #[test]
     fn maps_every_verdict_and_counts_like_the_summary() {
         let mut expected = case("a.x@mcp-stdio#r", Verdict::Fail);
@@ -298,7 +335,7 @@ mod tests {
             }],
             ..RunReport::default()
         };
-        let xml = to_xml(&report).unwrap();
+        let xml = to_xml(&ran(report)).unwrap();
         assert!(
             xml.contains(r#"<testsuite name="mcp" tests="3" skipped="1" errors="0" failures="1""#),
             "{xml}"
@@ -339,7 +376,7 @@ mod tests {
             ],
             ..RunReport::default()
         };
-        let xml = to_xml(&report).unwrap();
+        let xml = to_xml(&ran(report)).unwrap();
         assert!(
             xml.contains(r#"<testsuite name="mcp" tests="2" skipped="0" errors="0" failures="0" time="3.000" timestamp="2026-01-01T00:00:00">"#),
             "{xml}"

@@ -287,46 +287,12 @@ pub fn print_console_colored(
     Ok(())
 }
 
-/// The profile of a binding (`mcp-stdio` → `mcp`, `host` → `hygiene`): the first profile of
-/// parity's registry, in run order, whose cases run at it; a binding no built-in profile has
-/// (a library user's own) stands for itself.
-pub fn profile_of(binding: &str) -> &str {
-    static TABLE: std::sync::OnceLock<Vec<(&'static str, &'static str)>> =
-        std::sync::OnceLock::new();
-    let table = TABLE.get_or_init(|| {
-        let mut t: Vec<(&'static str, &'static str)> = Vec::new();
-        for p in crate::profiles::builtin().iter() {
-            for (b, _) in p.bindings() {
-                if !t.iter().any(|(x, _)| *x == b) {
-                    t.push((b, p.name()));
-                }
-            }
-        }
-        t
-    });
-    table
-        .iter()
-        .find(|(b, _)| *b == binding)
-        .map(|(_, p)| *p)
-        .unwrap_or(binding)
-}
-
-/// The profile of a case: `dispatcher` for the `dispatcher.*` checks (whatever surface they
-/// ran through), otherwise the profile of its binding ([`profile_of`]).
-pub fn profile_of_case(c: &crate::engine::run::CaseResult) -> &str {
-    if c.check.starts_with("dispatcher.") {
-        "dispatcher"
-    } else {
-        profile_of(&c.binding)
-    }
-}
-
 /// The verdict table: a row per profile with cases, a total row; columns every verdict, then
 /// `expected` (failures a baseline lists, counted under fail/timeout too).
 fn write_table(report: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
     let mut profiles: Vec<&str> = Vec::new();
     for c in &report.cases {
-        let p = profile_of_case(c);
+        let p = report.profile_of(c);
         if !profiles.contains(&p) {
             profiles.push(p);
         }
@@ -355,7 +321,7 @@ fn write_table(report: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
         .collect();
     writeln!(out, "{:<12}{}", "profile", head.join(""))?;
     for p in &profiles {
-        let mut it = report.cases.iter().filter(|c| profile_of_case(c) == *p);
+        let mut it = report.cases.iter().filter(|c| report.profile_of(c) == *p);
         writeln!(out, "{}", row(p, &mut it))?;
     }
     if profiles.len() > 1 {

@@ -2,6 +2,8 @@
 
 use crate::engine::check::{Check, McpTarget};
 use crate::engine::profile::{at, needs, BoxRun, Profile, ProfileRun, RunRequest};
+use crate::engine::reference::{acp_fake_target, reference_acp_target};
+use crate::engine::selftest::{SelftestContext, SelftestRole, SelftestRun};
 use crate::engine::target::Target;
 use crate::protocol::acp::{BINDING, REVISION};
 use crate::transport::peer::PeerSpec;
@@ -10,6 +12,9 @@ use crate::transport::peer::PeerSpec;
 pub struct AcpProfile;
 
 impl Profile for AcpProfile {
+    fn bindings_doc(&self) -> String {
+        "`acp` (the ACP v1 checks, revision `v1`)".into()
+    }
     fn name(&self) -> &'static str {
         "acp"
     }
@@ -56,5 +61,34 @@ impl Profile for AcpProfile {
                 eras: None,
             })
         })
+    }
+    fn selftest(&self, cx: &SelftestContext) -> Vec<SelftestRun> {
+        let o = cx.options(&[]);
+        let mut runs = vec![SelftestRun::one(
+            SelftestRole::Reference,
+            "reference ACP",
+            async move { super::run_acp(reference_acp_target(), &o?).await.ok() },
+        )];
+        for f in parity_fakes::acp_benign_catalogue() {
+            let o = cx.options(f.passes);
+            let mut target = acp_fake_target(f.name);
+            target.spec.env.extend(cx.benign_env());
+            runs.push(SelftestRun::one(SelftestRole::Benign, f.name, async move {
+                super::run_acp(target, &o?).await.ok()
+            }));
+        }
+        // The faults of the equivalence profile are that profile's; one with no trips is a bad
+        // agent for the harness's own tests.
+        let faults = parity_fakes::acp_catalogue()
+            .iter()
+            .filter(|f| !f.trips.is_empty() && f.profile == parity_fakes::AcpProfile::Acp);
+        for f in faults {
+            let o = cx.options(f.trips);
+            let target = acp_fake_target(f.name);
+            runs.push(SelftestRun::one(SelftestRole::Fault, f.name, async move {
+                super::run_acp(target, &o?).await.ok()
+            }));
+        }
+        runs
     }
 }

@@ -2,12 +2,16 @@
 
 use crate::engine::check::Check;
 use crate::engine::profile::{needs, BoxRun, Profile, ProfileRun, RunRequest};
+use crate::engine::selftest::{SelftestContext, SelftestRole, SelftestRun};
 use crate::engine::target::Target;
 
 /// The `dispatcher` profile: one tool backend's lifecycle and policy, surface by surface.
 pub struct DispatcherProfile;
 
 impl Profile for DispatcherProfile {
+    fn bindings_doc(&self) -> String {
+        "the `dispatcher.*` lifecycle checks (one case per stdio surface, `mcp-stdio` in each era and `acp`; see docs/dispatcher.md)".into()
+    }
     fn name(&self) -> &'static str {
         "dispatcher"
     }
@@ -61,5 +65,24 @@ impl Profile for DispatcherProfile {
                 eras: None,
             })
         })
+    }
+    fn selftest(&self, cx: &SelftestContext) -> Vec<SelftestRun> {
+        let run = |fault: Option<&'static str>, o: Option<crate::engine::run::RunOptions>| async move {
+            super::run_reference(fault, &o?).await.ok()
+        };
+        let mut runs = vec![SelftestRun::one(
+            SelftestRole::Reference,
+            "reference dispatcher",
+            run(None, cx.options(&[])),
+        )];
+        for f in parity_fakes::dispatcher_catalogue() {
+            let o = cx.options(f.checks);
+            runs.push(SelftestRun::one(
+                SelftestRole::Fault,
+                f.name,
+                run(Some(f.name), o),
+            ));
+        }
+        runs
     }
 }

@@ -4,6 +4,7 @@
 use crate::engine::check::Check;
 use crate::engine::profile::{needs, BoxRun, Family, Profile, ProfileRun, RunRequest};
 use crate::engine::run::RunReport;
+use crate::engine::selftest::{SelftestContext, SelftestRole, SelftestRun};
 use crate::engine::target::Target;
 
 /// Each family of [`super::EQUIVALENCE_CHECKS`], with what one of its cases does.
@@ -16,6 +17,9 @@ const FAMILIES: [(&str, &str); 2] = [
 pub struct EquivalenceProfile;
 
 impl Profile for EquivalenceProfile {
+    fn bindings_doc(&self) -> String {
+        "`equivalence` (the same calls through every surface; see docs/equivalence.md)".into()
+    }
     fn name(&self) -> &'static str {
         "equivalence"
     }
@@ -100,6 +104,27 @@ impl Profile for EquivalenceProfile {
             })
         })
     }
+    fn selftest(&self, cx: &SelftestContext) -> Vec<SelftestRun> {
+        let mut runs = vec![SelftestRun::one(
+            SelftestRole::Reference,
+            "reference equivalence",
+            {
+                let cx = cx.clone();
+                async move { Some(selftest_run(&["reference", "acp"], &[], &cx).await) }
+            },
+        )];
+        let faults = parity_fakes::acp_catalogue()
+            .iter()
+            .filter(|f| !f.trips.is_empty() && f.profile == parity_fakes::AcpProfile::Equivalence);
+        for f in faults {
+            let cx = cx.clone();
+            let (name, trips) = (f.name, f.trips);
+            runs.push(SelftestRun::one(SelftestRole::Fault, name, async move {
+                Some(selftest_run(&["fake", name], trips, &cx).await)
+            }));
+        }
+        runs
+    }
 }
 
 /// A seed from the clock and the process id, for runs that name none.
@@ -109,4 +134,62 @@ fn random_seed() -> u64 {
         .map(|d| d.as_nanos() as u64)
         .unwrap_or(0);
     t ^ (u64::from(std::process::id()) << 32)
+}
+
+/// The self-test's equivalence run: the clean reference MCP server beside the ACP agent this
+/// executable serves with `acp_args` (`["reference", "acp"]` or `["fake", name]`), 40
+/// generated cases per tool from seed 1, keeping the cases whose check is in `checks` (all
+/// when empty). A surface that does not start is a note of the report.
+async fn selftest_run(acp_args: &[&str], checks: &[&str], cx: &SelftestContext) -> RunReport {
+    let mut target = crate::engine::target::reference();
+    if let Some(a) = target.acp.as_mut() {
+        let exe = crate::engine::target::shell_quote(&cx.exe);
+        a.command = format!("{exe} {}", acp_args.join(" "));
+    }
+    let mut report = RunReport {
+        target: format!("parity {}", acp_args.join(" ")),
+        seed: Some(1),
+        ..RunReport::default()
+    };
+    let (surfaces, notes) = match super::surfaces_of(
+        &target,
+        cx.timing,
+        crate::transport::wire::DEFAULT_LINE_CAP,
+    )
+    .await
+    {
+        Ok(x) => x,
+        Err(e) => {
+            report.notes.push(e);
+            return report;
+        }
+    };
+    report.notes.extend(notes);
+    let plan = super::Plan {
+        surfaces,
+        volatile: target.equivalence.volatile.clone(),
+        compare_messages: false,
+        stateful: target.equivalence.stateful.clone(),
+        tools: Vec::new(),
+        cases: if checks.is_empty() || checks.contains(&"equivalence.generated") {
+            40
+        } else {
+            0
+        },
+        seed: 1,
+        reference: true,
+    };
+    let keep =
+        |id: &str| checks.is_empty() || checks.iter().any(|c| id.starts_with(&format!("{c}.")));
+    let (cases, more) = super::run(
+        plan,
+        &cx.scenarios,
+        cx.timing,
+        (cx.jobs, Default::default()),
+        &keep,
+    )
+    .await;
+    report.cases = cases;
+    report.notes.extend(more);
+    report
 }

@@ -2,12 +2,16 @@
 
 use crate::engine::check::Check;
 use crate::engine::profile::{at, needs, BoxRun, Profile, RunRequest};
+use crate::engine::selftest::{SelftestContext, SelftestRole, SelftestRun};
 use crate::engine::target::Target;
 
 /// The `guard` profile: architecture rules over a source tree.
 pub struct GuardProfile;
 
 impl Profile for GuardProfile {
+    fn bindings_doc(&self) -> String {
+        "`source` (the static architecture rules of a source tree, revision `guard-1`; see docs/guard.md)".into()
+    }
     fn name(&self) -> &'static str {
         "guard"
     }
@@ -29,5 +33,19 @@ impl Profile for GuardProfile {
                 .map(Into::into)
                 .map_err(|e| format!("guard: {e}"))
         })
+    }
+    fn selftest(&self, _cx: &SelftestContext) -> Vec<SelftestRun> {
+        // The scans are blocking file work: off the runtime's threads, beside the other runs.
+        vec![SelftestRun::Paced(Box::pin(async {
+            tokio::task::spawn_blocking(super::selftest_runs)
+                .await
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(fault, report)| match fault {
+                    Some(name) => (SelftestRole::Fault, name.to_string(), report),
+                    None => (SelftestRole::Reference, "clean tree".into(), report),
+                })
+                .collect()
+        }))]
     }
 }

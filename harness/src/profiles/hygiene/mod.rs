@@ -2095,16 +2095,14 @@ pub async fn run_profile(
 /// The selftest's runs: each faulty host with the checks it must fail, and the clean
 /// reference with every hygiene check. (fault name or `None` for the reference, report).
 pub async fn selftest_runs(
-    opts: impl Fn(Vec<String>) -> Option<RunOptions>,
+    cx: &crate::engine::selftest::SelftestContext,
 ) -> Vec<(Option<&'static str>, RunReport)> {
-    let exe = std::env::current_exe()
-        .map(|p| p.to_string_lossy().into_owned())
-        .unwrap_or_else(|_| "parity".into());
+    let exe = cx.exe.clone();
     // Four hosts at a time: each probe waits on time (settle, rotation, shutdown), not CPU.
     let sem = Arc::new(tokio::sync::Semaphore::new(4));
     let mut set = tokio::task::JoinSet::new();
     for f in parity_fakes::host_catalogue() {
-        let Some(o) = opts(f.checks.iter().map(|s| s.to_string()).collect()) else {
+        let Some(o) = cx.options(f.checks) else {
             continue;
         };
         let decl = fake_host_decl(&exe, f.name);
@@ -2124,7 +2122,7 @@ pub async fn selftest_runs(
             )
         });
     }
-    if let Some(o) = opts(Vec::new()) {
+    if let Some(o) = cx.options(&[]) {
         let decl = reference_decl(&exe);
         let sem = sem.clone();
         set.spawn(async move {

@@ -2,12 +2,16 @@
 
 use crate::engine::check::Check;
 use crate::engine::profile::{at, needs, BoxRun, Profile, ProfileRun, RunRequest};
+use crate::engine::selftest::{SelftestContext, SelftestRole, SelftestRun};
 use crate::engine::target::Target;
 
 /// The `hygiene` profile: a host that spawns children, observed with canaries.
 pub struct HygieneProfile;
 
 impl Profile for HygieneProfile {
+    fn bindings_doc(&self) -> String {
+        "`host` (the credential hygiene of a host that launches children, revision `v1`; see docs/hygiene.md)".into()
+    }
     fn name(&self) -> &'static str {
         "hygiene"
     }
@@ -37,5 +41,18 @@ impl Profile for HygieneProfile {
                 },
             })
         })
+    }
+    fn selftest(&self, cx: &SelftestContext) -> Vec<SelftestRun> {
+        let cx = cx.clone();
+        vec![SelftestRun::Paced(Box::pin(async move {
+            super::selftest_runs(&cx)
+                .await
+                .into_iter()
+                .map(|(fault, report)| match fault {
+                    Some(name) => (SelftestRole::Fault, name.to_string(), report),
+                    None => (SelftestRole::Reference, "reference launcher".into(), report),
+                })
+                .collect()
+        }))]
     }
 }

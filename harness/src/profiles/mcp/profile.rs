@@ -3,6 +3,8 @@
 use super::run_mcp_with_scenarios;
 use crate::engine::check::{Check, McpTarget};
 use crate::engine::profile::{at, needs, BoxRun, Profile, ProfileRun, RunRequest};
+use crate::engine::reference::{fake_target, reference_target};
+use crate::engine::selftest::{SelftestContext, SelftestRole, SelftestRun};
 use crate::engine::target::Target;
 use crate::transport::peer::PeerSpec;
 
@@ -10,6 +12,9 @@ use crate::transport::peer::PeerSpec;
 pub struct McpProfile;
 
 impl Profile for McpProfile {
+    fn bindings_doc(&self) -> String {
+        "`mcp-stdio` (the MCP checks, one case per protocol era the server speaks)".into()
+    }
     fn name(&self) -> &'static str {
         "mcp"
     }
@@ -63,5 +68,33 @@ impl Profile for McpProfile {
                 eras: Some(opts.eras),
             })
         })
+    }
+    fn selftest(&self, cx: &SelftestContext) -> Vec<SelftestRun> {
+        let o = cx.options(&[]);
+        let mut runs = vec![SelftestRun::one(
+            SelftestRole::Reference,
+            "reference MCP",
+            async move { super::run_mcp(reference_target(), &o?).await.ok() },
+        )];
+        for f in parity_fakes::benign_catalogue() {
+            let o = cx.options(f.passes);
+            let mut target = fake_target(f.name);
+            target.spec.env.extend(cx.benign_env());
+            runs.push(SelftestRun::one(SelftestRole::Benign, f.name, async move {
+                super::run_mcp(target, &o?).await.ok()
+            }));
+        }
+        // A fault with no trips is a bad peer for the harness's own tests.
+        for f in parity_fakes::catalogue()
+            .iter()
+            .filter(|f| !f.trips.is_empty())
+        {
+            let o = cx.options(f.trips);
+            let target = fake_target(f.name);
+            runs.push(SelftestRun::one(SelftestRole::Fault, f.name, async move {
+                super::run_mcp(target, &o?).await.ok()
+            }));
+        }
+        runs
     }
 }

@@ -5,6 +5,7 @@ use crate::engine::check::{Check, McpTarget, HTTP_BINDING};
 use crate::engine::http_surface::{reference_http_spec, start, FacadeSource};
 use crate::engine::profile::{needs, BoxRun, Profile, ProfileRun, RunRequest};
 use crate::engine::run::{EraSel, RunOptions, RunReport};
+use crate::engine::selftest::{SelftestContext, SelftestRole, SelftestRun};
 use crate::engine::target::Target;
 use crate::transport::peer::PeerSpec;
 
@@ -12,6 +13,9 @@ use crate::transport::peer::PeerSpec;
 pub struct McpHttpProfile;
 
 impl Profile for McpHttpProfile {
+    fn bindings_doc(&self) -> String {
+        "`mcp-http` (the same MCP checks over Streamable HTTP, except the stdio-only ones, plus the `mcp.http.*` transport checks)".into()
+    }
     fn name(&self) -> &'static str {
         "mcp-http"
     }
@@ -58,6 +62,56 @@ impl Profile for McpHttpProfile {
                 eras: Some(opts.eras),
             })
         })
+    }
+    fn selftest(&self, cx: &SelftestContext) -> Vec<SelftestRun> {
+        // A fake HTTP server in its direct catalogue form, as `parity fake-http <name>` starts it.
+        let fake = |name: &'static str, o: Option<RunOptions>, exe: &str| {
+            let spec = PeerSpec::new(
+                exe.to_owned(),
+                ["fake-http", name, "--catalogue", "direct"]
+                    .map(String::from)
+                    .to_vec(),
+            );
+            async move {
+                run_mcp_http(
+                    &format!("parity fake-http {name}"),
+                    FacadeSource::Command(spec),
+                    &o?,
+                    crate::transport::wire::DEFAULT_LINE_CAP,
+                )
+                .await
+                .ok()
+            }
+        };
+        let o = cx.options(&[]);
+        let spec = reference_http_spec(cx.exe.clone());
+        let mut runs = vec![SelftestRun::one(
+            SelftestRole::Reference,
+            "reference facade over HTTP",
+            async move {
+                let mut report = run_mcp_http(
+                    "parity reference facade",
+                    FacadeSource::Command(spec),
+                    &o?,
+                    crate::transport::wire::DEFAULT_LINE_CAP,
+                )
+                .await
+                .ok()?;
+                // Only the transport's own checks: the transport-neutral ones have their
+                // reference verdict from the stdio run.
+                report.cases.retain(|c| c.check.starts_with("mcp.http."));
+                Some(report)
+            },
+        )];
+        for f in parity_fakes::http_benign_catalogue() {
+            let run = fake(f.name, cx.options(f.passes), &cx.exe);
+            runs.push(SelftestRun::one(SelftestRole::Benign, f.name, run));
+        }
+        for f in parity_fakes::http_catalogue() {
+            let run = fake(f.name, cx.options(f.checks), &cx.exe);
+            runs.push(SelftestRun::one(SelftestRole::Fault, f.name, run));
+        }
+        runs
     }
 }
 
