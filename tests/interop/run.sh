@@ -62,15 +62,29 @@ timed() { # <name> <command...>: runs the command, records its wall time, report
   report "$name" "$rc"
 }
 
-# The stdio and ACP runs go in the background, at most $LIMIT at once, each with its console
-# output in target/interop/<name>.log; `settle` waits for them and reports each in the order
-# launched. Two at a time keep both cores busy while one run waits on its peer.
+# The stdio and ACP runs go in the background, each with its console output in
+# target/interop/<name>.log; `settle` waits for them and reports each in the order launched.
+# Runs belong to a pool (POOL: `stdio` or `delayed`) with at most LIMIT of its runs at once: two
+# undelayed runs keep both cores busy while one waits on its peer, and the delayed runs, which
+# spend most of their time asleep, go beside them in a pool of their own.
+POOL=stdio
 LIMIT="${INTEROP_JOBS:-2}"
+stdio_pids=()
+delayed_pids=()
 launched=()
+pool_running() { # the number of this pool's runs still going
+  local -n pids="${POOL}_pids"
+  local n=0 p q
+  for p in $(jobs -rp); do
+    for q in "${pids[@]}"; do [[ $p == "$q" ]] && n=$((n + 1)); done
+  done
+  echo "$n"
+}
 launch() { # <name> <command...>
   local name=$1
+  local -n pids="${POOL}_pids"
   shift
-  while (($(jobs -rp | wc -l) >= LIMIT)); do wait -n; done
+  while (($(pool_running) >= LIMIT)); do wait -n; done
   launched+=("$name")
   (
     t0="$(now)"
@@ -78,6 +92,7 @@ launch() { # <name> <command...>
     rc=$?
     awk -v n="$name" -v a="$t0" -v b="$(now)" -v rc="$rc" 'BEGIN { printf "%s\t%.1f\t%s\n", n, b - a, rc }' >"$OUT/$name.time"
   ) &
+  pids+=("$!")
 }
 settle() {
   local name rc
@@ -136,7 +151,24 @@ run_acp() { # <name> <command>
     --cancel-prompt wait_for_cancel "${STDIO_FLAGS[@]}" --json "$OUT/$1.json"
 }
 
+# ---------------------------------------------------------------- slow starters
+# One stdio server per SDK again, started DELAY seconds late (delay-start.sh): a slow start must
+# change no verdict and leave no case not-run (justify.py compares each with its undelayed run).
+# They spend most of their time asleep, so all six run at once, started first and beside the
+# undelayed runs below (a pool of their own).
+POOL=delayed
+LIMIT="${INTEROP_DELAYED_JOBS:-6}"
+delayed="sh $HERE/delay-start.sh $DELAY"
+run_mcp delayed-memory "$delayed $MEMORY_CMD"
+run_mcp delayed-time "$delayed $TIME_CMD"
+run_mcp delayed-fastmcp "$delayed $FASTMCP_CMD"
+run_mcp delayed-rmcp "$delayed $RMCP_SERVER"
+run_acp delayed-py-acp "$delayed $PY_ACP_CMD"
+run_acp delayed-ts-acp "$delayed $TS_ACP_CMD"
+
 # ---------------------------------------------------------------- stdio
+POOL=stdio
+LIMIT="${INTEROP_JOBS:-2}"
 read -r -a fetch_words <<<"$FETCH_CMD"
 run_mcp everything "$EVERYTHING_CMD"
 run_mcp filesystem "$FILESYSTEM_CMD"
@@ -149,20 +181,6 @@ run_mcp fastmcp "$FASTMCP_CMD"
 run_mcp rmcp "$RMCP_SERVER"
 run_acp py-acp "$PY_ACP_CMD"
 run_acp ts-acp "$TS_ACP_CMD"
-settle
-
-# ---------------------------------------------------------------- slow starters
-# One stdio server per SDK again, started DELAY seconds late (delay-start.sh): a slow start must
-# change no verdict and leave no case not-run (justify.py compares each with its undelayed run).
-# They spend most of their time asleep, so all six run at once.
-LIMIT="${INTEROP_DELAYED_JOBS:-6}"
-delayed="sh $HERE/delay-start.sh $DELAY"
-run_mcp delayed-memory "$delayed $MEMORY_CMD"
-run_mcp delayed-time "$delayed $TIME_CMD"
-run_mcp delayed-fastmcp "$delayed $FASTMCP_CMD"
-run_mcp delayed-rmcp "$delayed $RMCP_SERVER"
-run_acp delayed-py-acp "$delayed $PY_ACP_CMD"
-run_acp delayed-ts-acp "$delayed $TS_ACP_CMD"
 settle
 
 # ---------------------------------------------------------------- Streamable HTTP

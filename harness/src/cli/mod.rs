@@ -16,8 +16,10 @@ pub mod selftest;
 mod serve;
 
 use reports::*;
+#[cfg(feature = "http")]
+pub use serve::serve_facade;
 use serve::*;
-pub use serve::{reference_dispatcher, reference_root, serve_facade};
+pub use serve::{reference_dispatcher, reference_root};
 
 pub use crate::engine::reference::{
     acp_fake_target, fake_target, reference_acp_target, reference_slow_call, reference_target,
@@ -80,6 +82,7 @@ enum Command {
     },
     /// Serve a faulty facade: the reference facade with one injected fault (used by selftest).
     #[command(hide = true)]
+    #[cfg(feature = "http")]
     FakeFacade {
         /// Fault name (`parity fake --list` lists them).
         fault: String,
@@ -102,6 +105,7 @@ enum Command {
     /// Serve a faulty MCP server over Streamable HTTP: the reference facade with one injected
     /// HTTP fault (used by selftest).
     #[command(hide = true)]
+    #[cfg(feature = "http")]
     FakeHttp {
         /// Fault name (`parity fake --list` lists them).
         fault: String,
@@ -259,7 +263,8 @@ enum ReferenceCmd {
     Acp(ReferenceAcpArgs),
     /// The reference session-gating facade over MCP Streamable HTTP (docs/facade.md). Prints
     /// its endpoint URL as the first stdout line; stops on SIGTERM/SIGINT, or at EOF when
-    /// stdin is a pipe.
+    /// stdin is a pipe. (Built with the `http` feature, the default.)
+    #[cfg(feature = "http")]
     Facade(FacadeArgs),
     /// A host that hands CMD a credential file, never the bearer (docs/credentials.md): the
     /// header comes from PARITY_MCP_AUTHORIZATION (or the first stdin line with
@@ -285,7 +290,8 @@ enum ReferenceCmd {
     /// A stdio MCP to Streamable HTTP bridge (docs/credentials.md): reads the endpoint from
     /// PARITY_MCP_ENDPOINT and the Authorization header from the file named by
     /// PARITY_MCP_AUTHORIZATION_FILE, re-read before every request. Exit 2 when either is
-    /// missing or unusable.
+    /// missing or unusable. (Built with the `http` feature, the default.)
+    #[cfg(feature = "http")]
     Bridge,
 }
 
@@ -527,6 +533,23 @@ impl Effective {
     }
 }
 
+/// Whether `command` serves a faulty facade or HTTP server (one thread, as every served
+/// surface).
+fn served_over_http(command: &Command) -> bool {
+    #[cfg(feature = "http")]
+    {
+        matches!(
+            command,
+            Command::FakeFacade { .. } | Command::FakeHttp { .. }
+        )
+    }
+    #[cfg(not(feature = "http"))]
+    {
+        let _ = command;
+        false
+    }
+}
+
 /// Parses the process's command line and runs it with parity's own profiles
 /// ([`crate::profiles::builtin`]); returns the process exit code.
 pub fn main() -> i32 {
@@ -583,14 +606,12 @@ where
         cli.command,
         Command::Reference { .. }
             | Command::Fake { .. }
-            | Command::FakeFacade { .. }
-            | Command::FakeHttp { .. }
             | Command::FakeDispatcher { .. }
             | Command::HygieneExec { .. }
             | Command::Watchdog { .. }
             | Command::FakeHost { .. }
             | Command::Bench(_)
-    );
+    ) || served_over_http(&cli.command);
     let runtime = if single {
         tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -632,6 +653,7 @@ pub async fn dispatch(cli: Cli, registry: &crate::engine::profile::Registry) -> 
         Command::Reference { surface } => match surface {
             ReferenceCmd::Mcp(a) => serve_reference(a).await,
             ReferenceCmd::Acp(a) => serve_reference_acp(a).await,
+            #[cfg(feature = "http")]
             ReferenceCmd::Facade(a) => serve_facade(a, None, None).await,
             ReferenceCmd::Launch {
                 endpoint,
@@ -647,9 +669,11 @@ pub async fn dispatch(cli: Cli, registry: &crate::engine::profile::Registry) -> 
                 )
                 .await
             }
+            #[cfg(feature = "http")]
             ReferenceCmd::Bridge => parity_reference::credentials::bridge::run().await,
         },
         Command::Fake { fault, list } => cmd_fake(fault, list).await,
+        #[cfg(feature = "http")]
         Command::FakeFacade { fault, args } => match parity_fakes::find_facade_fault(&fault) {
             Some(f) => serve_facade(args, Some(f), None).await,
             None => {
@@ -664,6 +688,7 @@ pub async fn dispatch(cli: Cli, registry: &crate::engine::profile::Registry) -> 
             surface,
             policy,
         } => serve_fake_dispatcher(&fault, &surface, policy.as_deref()).await,
+        #[cfg(feature = "http")]
         Command::FakeHttp { fault, args } => {
             let layer = parity_fakes::find_http_fault(&fault)
                 .or_else(|| parity_fakes::find_http_benign(&fault).map(|b| b.layer()));
@@ -1092,6 +1117,13 @@ async fn execute(
     args: &RunArgs,
     registry: &crate::engine::profile::Registry,
 ) -> Result<Finished, String> {
+    #[cfg(not(feature = "http"))]
+    if let Some(url) = &args.url {
+        return Err(format!(
+            "--url {url}: {}",
+            crate::transport::http_bridge::NO_HTTP
+        ));
+    }
     let target = match run_target(args) {
         Ok(t) => t,
         Err(e) => {

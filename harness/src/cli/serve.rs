@@ -37,6 +37,7 @@ pub(super) async fn serve_reference(args: ReferenceArgs) -> i32 {
 /// SIGTERM/SIGINT, or stdin EOF when stdin is a pipe. The first stdout line is the endpoint
 /// URL. Exit 0 after a clean stop, 2 for bad options (a non-loopback `--listen`, a bad
 /// `--downstream` or separator), 1 for a listener error.
+#[cfg(feature = "http")]
 pub async fn serve_facade(
     args: FacadeArgs,
     fault: Option<parity_fakes::FacadeFault>,
@@ -173,6 +174,7 @@ pub async fn serve_facade(
 
 /// Completes on SIGTERM or SIGINT, or at EOF of stdin when stdin is a pipe (the harness
 /// closes it first in the stdio shutdown sequence).
+#[cfg(feature = "http")]
 pub(super) async fn facade_stop() {
     use std::os::unix::fs::FileTypeExt;
     let stdin_is_pipe = std::fs::metadata("/dev/stdin")
@@ -331,6 +333,7 @@ pub(super) async fn cmd_fake(fault: Option<String>, list: bool) -> i32 {
         for f in parity_fakes::acp_benign_catalogue() {
             crate::outln!("{:<28} (benign) {}", f.name, f.description);
         }
+        #[cfg(feature = "http")]
         for f in parity_fakes::http_catalogue() {
             crate::outln!(
                 "{:<28} {} (serve with `parity fake-http {}`)",
@@ -339,6 +342,7 @@ pub(super) async fn cmd_fake(fault: Option<String>, list: bool) -> i32 {
                 f.name
             );
         }
+        #[cfg(feature = "http")]
         for f in parity_fakes::http_benign_catalogue() {
             crate::outln!(
                 "{:<28} (benign) {} (serve with `parity fake-http {}`)",
@@ -347,6 +351,7 @@ pub(super) async fn cmd_fake(fault: Option<String>, list: bool) -> i32 {
                 f.name
             );
         }
+        #[cfg(feature = "http")]
         for f in parity_fakes::facade_catalogue() {
             crate::outln!(
                 "{:<28} {} (serve with `parity fake-facade {}`)",

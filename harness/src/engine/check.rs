@@ -280,6 +280,28 @@ pub struct Check {
 }
 
 impl Check {
+    /// A check its profile runs itself ([`CheckKind::Own`]), as the facade, hygiene and
+    /// dispatcher catalogues declare theirs: each field as [`Check`] documents it.
+    pub fn own(
+        id: &'static str,
+        requirement: &'static str,
+        level: Level,
+        quote: &'static str,
+        section: &'static str,
+        revs: Revs,
+        capability: Option<&'static str>,
+    ) -> Check {
+        Check {
+            id,
+            requirement,
+            level,
+            quote,
+            section,
+            revs,
+            capability,
+            kind: CheckKind::Own,
+        }
+    }
     /// The revision a catalogue links to: the newest legacy revision (2025-11-25) for checks
     /// of every era, 2026-07-28 for modern-only checks, the pinned revision otherwise.
     pub fn home_revision(&self) -> &'static str {
@@ -800,6 +822,7 @@ impl Ctx {
     /// not cost each case two seconds.
     pub async fn close(&self, mut client: Client) -> ShutdownReport {
         self.note_skipped(std::mem::take(&mut client.skipped));
+        #[cfg(feature = "http")]
         if client.peer.is_bridged() {
             let capped = client.session_events().iter().find_map(|e| {
                 let l = e.line().filter(|_| e.dir == Dir::Note)?;

@@ -219,11 +219,20 @@ impl Default for HygieneDecl {
 pub const REFERENCE_ENDPOINT: &str = "http://127.0.0.1:9/mcp";
 
 /// The bundled reference as a hygiene target: `parity reference launch -- parity reference
-/// bridge` with [`REFERENCE_ENDPOINT`], under the default declarations.
+/// bridge` (without the `http` feature, `… -- parity reference mcp`) with
+/// [`REFERENCE_ENDPOINT`], under the default declarations.
 pub fn hygiene_reference(exe: &str) -> HygieneDecl {
     let q = crate::engine::target::shell_quote(exe);
+    // The launched child: the stdio-to-HTTP bridge, or, in a build without the `http` feature
+    // (which has no bridge), the reference MCP server over stdio, which the launcher hands the
+    // same file and environment.
+    let child = if cfg!(feature = "http") {
+        "bridge"
+    } else {
+        "mcp"
+    };
     HygieneDecl {
-        command: Some(format!("{q} reference launch -- {q} reference bridge")),
+        command: Some(format!("{q} reference launch -- {q} reference {child}")),
         env: vec![("PARITY_MCP_ENDPOINT".into(), REFERENCE_ENDPOINT.into())],
         ..HygieneDecl::default()
     }

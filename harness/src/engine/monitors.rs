@@ -45,12 +45,7 @@ pub fn s2c_all_lines(
 pub fn s2c_lines(
     sessions: &[SessionLog],
 ) -> impl Iterator<Item = (&SessionLog, &crate::transport::wire::Line)> {
-    sessions.iter().flat_map(|s| {
-        s.events
-            .iter()
-            .filter(|e| e.dir == Dir::S2c)
-            .filter_map(move |e| e.line().filter(|l| judgeable(l)).map(|l| (s, l)))
-    })
+    s2c_all_lines(sessions).filter(|(_, l)| judgeable(l))
 }
 
 /// A stdout line as text for evidence, clipped to 200 characters.

@@ -437,6 +437,7 @@ fn era_cache() -> &'static EraCache {
 
 /// The `server/discover` probe over Streamable HTTP: one POST; the response with id 1, else
 /// the JSON-RPC error of an HTTP error answer (whatever its id), else a timeout.
+#[cfg(feature = "http")]
 async fn http_discover(
     url: &str,
     deadline: std::time::Duration,
@@ -463,6 +464,15 @@ async fn http_discover(
         Some(m) if exchange.status >= 400 => (Reply::Message(m), None),
         _ => (Reply::Timeout, capped),
     }
+}
+
+/// Without the `http` feature: no probe (the session's start refuses the URL and says why).
+#[cfg(not(feature = "http"))]
+async fn http_discover(
+    _url: &str,
+    _deadline: std::time::Duration,
+) -> (crate::protocol::mcp::Reply, Option<String>) {
+    (crate::protocol::mcp::Reply::Timeout, None)
 }
 
 /// Detects which eras a target speaks, following the 2026-07-28 backward-compatibility rule, and

@@ -124,4 +124,32 @@ impl SelftestContext {
             ),
         ]
     }
+
+    /// The runs of a profile whose reference and faulty peers run the same way: `run(None, o)`
+    /// is the reference, named `reference`, against every check; `run(Some(name), o)` is each
+    /// fault of `faults` (name, the checks it must trip), with `o` selecting those checks.
+    pub fn reference_and_faults<Fut>(
+        &self,
+        reference: &str,
+        faults: impl IntoIterator<Item = (&'static str, &'static [&'static str])>,
+        run: impl Fn(Option<&'static str>, Option<RunOptions>) -> Fut,
+    ) -> Vec<SelftestRun>
+    where
+        Fut: Future<Output = Option<RunReport>> + Send + 'static,
+    {
+        let mut runs = vec![SelftestRun::one(
+            SelftestRole::Reference,
+            reference,
+            run(None, self.options(&[])),
+        )];
+        for (name, checks) in faults {
+            let o = self.options(checks);
+            runs.push(SelftestRun::one(
+                SelftestRole::Fault,
+                name,
+                run(Some(name), o),
+            ));
+        }
+        runs
+    }
 }

@@ -1339,7 +1339,9 @@ pub fn reference() -> Target {
             stateful: vec!["write_file".into()],
             ..Equivalence::default()
         },
-        reference_facade: Some(crate::engine::decl::CatalogueForm::Meta),
+        // The bundled facade is served over HTTP: not in a build without the `http` feature.
+        reference_facade: cfg!(feature = "http")
+            .then_some(crate::engine::decl::CatalogueForm::Meta),
         hygiene: Some(crate::engine::decl::hygiene_reference(&exe)),
         dispatcher: Some(crate::engine::decl::dispatcher_reference()),
         ..Target::default()

@@ -8,6 +8,7 @@
 pub mod acp;
 pub mod dispatcher;
 pub mod equivalence;
+#[cfg(feature = "http")]
 pub mod facade;
 #[cfg(feature = "guard")]
 pub mod guard;
@@ -26,7 +27,9 @@ pub fn builtin() -> crate::engine::profile::Registry {
         Arc::new(mcp::McpProfile),
         Arc::new(acp::AcpProfile),
         Arc::new(equivalence::EquivalenceProfile),
+        #[cfg(feature = "http")]
         Arc::new(mcp::http::McpHttpProfile),
+        #[cfg(feature = "http")]
         Arc::new(facade::FacadeProfile),
         Arc::new(hygiene::HygieneProfile),
         Arc::new(dispatcher::DispatcherProfile),

@@ -88,42 +88,47 @@ pub fn markdown(registry: &Registry) -> String {
     s
 }
 
-/// The faulty peers (MCP and ACP) that trip a check, described.
+/// The faulty peers that trip a check (MCP, ACP, HTTP servers, facades, hosts, dispatchers),
+/// described.
 fn proven_by(id: &str) -> Vec<String> {
-    parity_fakes::catalogue()
-        .iter()
-        .filter(|f| f.trips.contains(&id))
-        .map(|f| format!("`{}` ({})", f.name, f.description))
-        .chain(
-            parity_fakes::acp_catalogue()
-                .iter()
-                .filter(|f| f.trips.contains(&id))
-                .map(|f| format!("`{}` ({})", f.name, f.description)),
-        )
-        .chain(
+    let mut faults: Vec<(&str, &str, &[&str])> = Vec::new();
+    faults.extend(
+        parity_fakes::catalogue()
+            .iter()
+            .map(|f| (f.name, f.description, f.trips)),
+    );
+    faults.extend(
+        parity_fakes::acp_catalogue()
+            .iter()
+            .map(|f| (f.name, f.description, f.trips)),
+    );
+    #[cfg(feature = "http")]
+    {
+        faults.extend(
             parity_fakes::http_catalogue()
                 .iter()
-                .filter(|f| f.checks.contains(&id))
-                .map(|f| format!("`{}` ({})", f.name, f.description)),
-        )
-        .chain(
+                .map(|f| (f.name, f.description, f.checks)),
+        );
+        faults.extend(
             parity_fakes::facade_catalogue()
                 .iter()
-                .filter(|f| f.checks.contains(&id))
-                .map(|f| format!("`{}` ({})", f.name, f.description)),
-        )
-        .chain(
-            parity_fakes::host_catalogue()
-                .iter()
-                .filter(|f| f.checks.contains(&id))
-                .map(|f| format!("`{}` ({})", f.name, f.description)),
-        )
-        .chain(
-            parity_fakes::dispatcher_catalogue()
-                .iter()
-                .filter(|f| f.checks.contains(&id))
-                .map(|f| format!("`{}` ({})", f.name, f.description)),
-        )
+                .map(|f| (f.name, f.description, f.checks)),
+        );
+    }
+    faults.extend(
+        parity_fakes::host_catalogue()
+            .iter()
+            .map(|f| (f.name, f.description, f.checks)),
+    );
+    faults.extend(
+        parity_fakes::dispatcher_catalogue()
+            .iter()
+            .map(|f| (f.name, f.description, f.checks)),
+    );
+    faults
+        .into_iter()
+        .filter(|(_, _, checks)| checks.contains(&id))
+        .map(|(name, description, _)| format!("`{name}` ({description})"))
         .collect()
 }
 

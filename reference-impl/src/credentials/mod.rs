@@ -20,6 +20,7 @@
 //! The command lines, control lines, exit codes and the decisions the seed leaves open are in
 //! `docs/credentials.md`.
 
+#[cfg(feature = "http")]
 pub mod bridge;
 pub mod env;
 pub mod launch;

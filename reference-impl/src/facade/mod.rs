@@ -24,6 +24,7 @@
 pub mod audit;
 pub mod catalogue;
 pub mod downstream;
+#[cfg(feature = "http")]
 pub mod http;
 pub mod preflight;
 pub mod registry;

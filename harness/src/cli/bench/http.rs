@@ -1,6 +1,9 @@
 //! The HTTP part: the mcp-http profile against server-everything beside crates.io mcp-tester on
 //! the same server (`parity bench --only http`).
 
+// Without the `http` feature the part is skipped, and its helpers are kept for the tests.
+#![cfg_attr(not(feature = "http"), allow(dead_code))]
+
 use super::*;
 
 /// One side of the http part: a checker run `runs_ms.len()` times against the same server.
@@ -233,9 +236,18 @@ pub(super) fn http_side(command: String, runs: Vec<TimedRun>) -> HttpSide {
     }
 }
 
+/// The http part of a `parity` built without the `http` feature: skipped, saying why.
+#[cfg(not(feature = "http"))]
+pub(super) async fn http_part(_runs: usize) -> Result<HttpBench, HttpError> {
+    Err(HttpError::Skipped(
+        crate::transport::http_bridge::NO_HTTP.into(),
+    ))
+}
+
 /// The http part: server-everything in Streamable HTTP mode on a free loopback port, then
 /// `runs` rounds of `parity run --profile mcp-http` and `mcp-tester conformance` against it
 /// (the order alternating round by round), then the server is shut down.
+#[cfg(feature = "http")]
 pub(super) async fn http_part(runs: usize) -> Result<HttpBench, HttpError> {
     use HttpError::{Failed, Skipped};
     let root = repo_root().ok_or_else(|| {

@@ -217,7 +217,8 @@ pub enum Only {
     Floods,
 }
 
-/// A Node preload that binds listeners given only a port to 127.0.0.1.
+/// A Node preload that binds listeners given only a port to 127.0.0.1 (the http part's).
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
 const LOOPBACK_PRELOAD: &str = r#"const net = require("net");
 const listen = net.Server.prototype.listen;
 net.Server.prototype.listen = function (...args) {

@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::engine::check::{BoxFinding, Check, CheckKind, Finding, Level, Revs, Timing};
+use crate::engine::check::{BoxFinding, Check, Finding, Level, Revs, Timing};
 pub use crate::engine::decl::{
     dispatcher_reference as reference_decl, Configs, DispatcherDecl, ToolNames, DEFAULT_BUDGET_MS,
     DEFAULT_TOLERANCE_MS,
@@ -90,16 +90,15 @@ pub fn catalogue() -> Vec<Check> {
 fn checks() -> Vec<(Check, DispatcherFn)> {
     let c = |id, requirement, quote, section, f: DispatcherFn| {
         (
-            Check {
+            Check::own(
                 id,
                 requirement,
-                level: Level::Must,
+                Level::Must,
                 quote,
                 section,
-                revs: Revs::All,
-                capability: Some("tools"),
-                kind: CheckKind::Own,
-            },
+                Revs::All,
+                Some("tools"),
+            ),
             f,
         )
     };
@@ -1057,7 +1056,7 @@ mod tests {
         let c = catalogue();
         assert_eq!(c.len(), 8);
         for check in &c {
-            assert!(matches!(check.kind, CheckKind::Own));
+            assert!(matches!(check.kind, crate::engine::check::CheckKind::Own));
             assert!(check.section.starts_with("docs/dispatcher.md#"));
             assert_eq!(
                 binding_of(check.id),

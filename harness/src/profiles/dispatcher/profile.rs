@@ -2,7 +2,7 @@
 
 use crate::engine::check::Check;
 use crate::engine::profile::{needs, BoxRun, Profile, ProfileRun, RunRequest};
-use crate::engine::selftest::{SelftestContext, SelftestRole, SelftestRun};
+use crate::engine::selftest::{SelftestContext, SelftestRun};
 use crate::engine::target::Target;
 
 /// The `dispatcher` profile: one tool backend's lifecycle and policy, surface by surface.
@@ -67,22 +67,11 @@ impl Profile for DispatcherProfile {
         })
     }
     fn selftest(&self, cx: &SelftestContext) -> Vec<SelftestRun> {
-        let run = |fault: Option<&'static str>, o: Option<crate::engine::run::RunOptions>| async move {
+        let faults = parity_fakes::dispatcher_catalogue()
+            .iter()
+            .map(|f| (f.name, f.checks));
+        cx.reference_and_faults("reference dispatcher", faults, |fault, o| async move {
             super::run_reference(fault, &o?).await.ok()
-        };
-        let mut runs = vec![SelftestRun::one(
-            SelftestRole::Reference,
-            "reference dispatcher",
-            run(None, cx.options(&[])),
-        )];
-        for f in parity_fakes::dispatcher_catalogue() {
-            let o = cx.options(f.checks);
-            runs.push(SelftestRun::one(
-                SelftestRole::Fault,
-                f.name,
-                run(Some(f.name), o),
-            ));
-        }
-        runs
+        })
     }
 }

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use sha2::{Digest as _, Sha256};
 
-use crate::engine::check::{BoxFinding, Check, CheckKind, Finding, Level, Revs, Timing};
+use crate::engine::check::{BoxFinding, Check, Finding, Level, Revs, Timing};
 pub use crate::engine::decl::{BadToken, CatalogueForm, FacadeDecl, Hooks, Remint, Topology};
 use crate::transport::http::{HttpClient, HttpExchange, HttpRequest};
 use crate::transport::peer::PeerSpec;
@@ -71,16 +71,15 @@ pub fn catalogue() -> Vec<Check> {
 fn checks() -> Vec<(Check, FacadeFn)> {
     let c = |id, requirement, quote, section, f: FacadeFn| {
         (
-            Check {
+            Check::own(
                 id,
                 requirement,
-                level: Level::Must,
+                Level::Must,
                 quote,
                 section,
-                revs: Revs::Only(&[REVISION]),
-                capability: None,
-                kind: CheckKind::Own,
-            },
+                Revs::Only(&[REVISION]),
+                None,
+            ),
             f,
         )
     };

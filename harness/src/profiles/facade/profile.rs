@@ -4,7 +4,7 @@ use crate::engine::check::Check;
 use crate::engine::http_surface::{start, FacadeSource};
 use crate::engine::profile::{at, needs, BoxRun, Profile, ProfileRun, RunRequest};
 use crate::engine::run::{RunOptions, RunReport};
-use crate::engine::selftest::{SelftestContext, SelftestRole, SelftestRun};
+use crate::engine::selftest::{SelftestContext, SelftestRun};
 use crate::engine::target::Target;
 
 /// The `facade` profile: a session-gating facade over Streamable HTTP.
@@ -54,25 +54,14 @@ impl Profile for FacadeProfile {
         })
     }
     fn selftest(&self, cx: &SelftestContext) -> Vec<SelftestRun> {
-        let run = |fault: Option<&'static str>, o: Option<RunOptions>| async move {
+        let faults = parity_fakes::facade_catalogue()
+            .into_iter()
+            .map(|f| (f.name, f.checks));
+        cx.reference_and_faults("reference facade", faults, |fault, o| async move {
             super::run_reference(fault, super::CatalogueForm::Meta, &o?)
                 .await
                 .ok()
-        };
-        let mut runs = vec![SelftestRun::one(
-            SelftestRole::Reference,
-            "reference facade",
-            run(None, cx.options(&[])),
-        )];
-        for f in parity_fakes::facade_catalogue() {
-            let o = cx.options(f.checks);
-            runs.push(SelftestRun::one(
-                SelftestRole::Fault,
-                f.name,
-                run(Some(f.name), o),
-            ));
-        }
-        runs
+        })
     }
 }
 

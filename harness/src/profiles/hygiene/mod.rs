@@ -31,7 +31,7 @@
 mod profile;
 pub use profile::HygieneProfile;
 
-use crate::engine::check::{Check, CheckKind, Finding, Level, Revs, Status, Timing};
+use crate::engine::check::{Check, Finding, Level, Revs, Status, Timing};
 pub use crate::engine::decl::{
     hygiene_reference as reference_decl, Delivery, HygieneDecl, Rotation, DEFAULT_HEADER,
     DEFAULT_LEGACY, DEFAULT_ROTATION_LINE, DEFAULT_STALE_FILE_VARS, DEFAULT_VARIABLE,
@@ -1114,16 +1114,15 @@ pub fn catalogue() -> Vec<Check> {
 fn checks() -> Vec<(Check, JudgeFn)> {
     let c = |id, requirement, level, quote, section, f: JudgeFn| {
         (
-            Check {
+            Check::own(
                 id,
                 requirement,
                 level,
                 quote,
                 section,
-                revs: Revs::Only(&[REVISION]),
-                capability: None,
-                kind: CheckKind::Own,
-            },
+                Revs::Only(&[REVISION]),
+                None,
+            ),
             f,
         )
     };

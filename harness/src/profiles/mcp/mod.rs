@@ -9,6 +9,7 @@
 //! revisions, gate) and its active function or monitor, side by side so that a check's quote and
 //! the code that judges it are read together.
 
+#[cfg(feature = "http")]
 pub mod http;
 mod profile;
 pub use profile::McpProfile;
@@ -52,6 +53,7 @@ pub const SHARES_SESSION: &[&str] = &[
 /// (a target with a URL, the `mcp-http` profile), the transport-neutral checks plus the
 /// transport's own ([`http::catalogue`]).
 pub fn catalogue_for(target: &crate::engine::check::McpTarget) -> crate::engine::run::Catalogue {
+    #[cfg(feature = "http")]
     let checks = if target.http.is_some() {
         catalogue()
             .into_iter()
@@ -60,6 +62,12 @@ pub fn catalogue_for(target: &crate::engine::check::McpTarget) -> crate::engine:
             .chain(http::catalogue())
             .collect()
     } else {
+        catalogue()
+    };
+    // Without HTTP a URL target cannot start a session, which its cases then say.
+    #[cfg(not(feature = "http"))]
+    let checks = {
+        let _ = target;
         catalogue()
     };
     crate::engine::run::Catalogue {
