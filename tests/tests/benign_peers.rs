@@ -319,3 +319,36 @@ fn bare_http_refusals_are_named_as_what_came() {
         assert_eq!(verdict, "pass", "{id}: {message}");
     }
 }
+
+/// An agent too slow for the deadlines is not one that stopped serving: the flooding agent,
+/// under deadlines a fiftieth of the default, cannot get through its 10,000 requests before
+/// the follow-up `initialize` of the checks that ask whether it kept serving, and those checks
+/// say so with `timeout` (or `not-run`, should even the handshake be late on a loaded machine),
+/// never the `warn` a closed stdout earns (that side: `acp-exit-on-ext-notification` in the
+/// self-test).
+#[test]
+fn a_flooding_agent_too_slow_for_the_deadlines_times_out_rather_than_warns() {
+    let acp = fake_cmd("acp-request-flood");
+    let r = run_json(&[
+        "run",
+        "--acp",
+        &acp,
+        "--profile",
+        "acp",
+        "--filter",
+        "acp.ext.unknown-notification-ignored",
+        "--timeout-multiplier",
+        "0.02",
+    ]);
+    no_leftovers(&r);
+    let got = cases_of(&r, "acp.ext.unknown-notification-ignored");
+    assert_eq!(got.len(), 1, "{r}");
+    let (id, verdict, message, _) = &got[0];
+    assert!(
+        matches!(verdict.as_str(), "timeout" | "not-run"),
+        "{id}: {verdict} {message}\n{r}"
+    );
+    if verdict == "timeout" {
+        assert!(message.contains("could not be judged"), "{message}");
+    }
+}

@@ -77,16 +77,29 @@ fn unanswered(what: &str, reply: &Reply) -> Status {
     }
 }
 
-/// Sends `initialize` again as a probe and reports whether the agent still answers requests
-/// (any response with the probe's id counts, an error too: some agents refuse a second
-/// `initialize`). A core method, so an agent's handling of extensions never colours the
-/// verdict of another check.
-async fn still_serving(c: &mut Client) -> bool {
-    matches!(
-        c.request("initialize", acp::initialize_params(acp::PROTOCOL_VERSION))
-            .await,
-        Ok(Reply::Message(_))
-    )
+/// Sends `initialize` again as a probe: `None` when the agent still answers requests (any
+/// response with the probe's id counts, an error too: some agents refuse a second
+/// `initialize`); otherwise the status of a check that asks whether it kept serving after
+/// `after` (`an unparsable line`). A closed stdout or a failed write is a violation; no answer
+/// within the deadline is `timeout`, since a slow agent (one busy with a flood of its own, on a
+/// loaded machine) has not been shown to have stopped. A core method, so an agent's handling
+/// of extensions never colours the verdict of another check.
+async fn still_serving(c: &mut Client, after: &str) -> Option<Status> {
+    match c
+        .request("initialize", acp::initialize_params(acp::PROTOCOL_VERSION))
+        .await
+    {
+        Ok(Reply::Message(_)) => None,
+        Ok(Reply::Timeout) => Some(Status::Timeout(format!(
+            "a follow-up `initialize` sent after {after} got no response before the deadline, so whether the agent kept answering could not be judged"
+        ))),
+        Ok(Reply::Eof) => Some(violated(format!(
+            "the agent stopped answering after {after}: it closed stdout before answering a follow-up `initialize`"
+        ))),
+        Err(e) => Some(violated(format!(
+            "the agent stopped answering after {after}: a follow-up `initialize` could not be written ({e})"
+        ))),
+    }
 }
 
 /// An error code in words for messages: `code -32601`, or `an error without an integer code`.
@@ -314,8 +327,10 @@ async fn parse_error_body(_ctx: &Ctx, c: &mut Client, _init: &Value) -> Status {
         )),
         None => violated("the answer to an unparsable line is not JSON"),
     };
-    if status == Status::Pass && !b.answered && !still_serving(c).await {
-        return violated("the agent stopped answering after an unparsable line");
+    if status == Status::Pass && !b.answered {
+        if let Some(stopped) = still_serving(c, "an unparsable line").await {
+            return stopped;
+        }
     }
     status
 }
@@ -373,8 +388,10 @@ async fn invalid_request_body(_ctx: &Ctx, c: &mut Client, _init: &Value) -> Stat
             ));
         }
     }
-    if !serving && !still_serving(c).await {
-        return violated("the agent stopped answering after an invalid request");
+    if !serving {
+        if let Some(stopped) = still_serving(c, "an invalid request").await {
+            return stopped;
+        }
     }
     match advisory {
         Some(a) => Status::Advisory(a),
@@ -475,10 +492,14 @@ async fn ext_notification_ignored_body(ctx: &Ctx, c: &mut Client, _init: &Value)
             crate::base::util::clip(&v.to_string(), 200)
         ));
     }
-    if eof || !still_serving(c).await {
-        return violated("the agent stopped serving after an unknown extension notification");
+    if eof {
+        return violated(
+            "the agent stopped answering after an unknown extension notification: it closed stdout",
+        );
     }
-    Status::Pass
+    still_serving(c, "an unknown extension notification")
+        .await
+        .unwrap_or(Status::Pass)
 }
 in_session!(ext_notification_ignored, ext_notification_ignored_body);
 
