@@ -165,5 +165,8 @@ pub fn benign_catalogue() -> &'static [BenignInfo] {
                 }),
             },
         ]
+        .into_iter()
+        .chain(crate::features_zoo::benign())
+        .collect()
     })
 }

@@ -13,6 +13,7 @@ mod benign;
 mod dispatcher_zoo;
 #[cfg(feature = "http")]
 mod facade;
+mod features_zoo;
 #[cfg(feature = "http")]
 mod http_zoo;
 mod hygiene_zoo;

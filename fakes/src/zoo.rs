@@ -989,5 +989,8 @@ pub fn catalogue() -> &'static [FaultInfo] {
                 || Box::new(ExitMidCall)
             ),
         ]
+        .into_iter()
+        .chain(crate::features_zoo::faults())
+        .collect()
     })
 }

@@ -319,9 +319,11 @@ async fn discover_matches_the_2026_schema() -> TestResult {
     let result = &reply["result"];
     assert_eq!(result["resultType"], "complete");
     assert_eq!(result["supportedVersions"], json!([MODERN]));
+    // No logging at 2026-07-28 (deprecated there; new implementations SHOULD NOT adopt it).
     assert_eq!(
         result["capabilities"],
-        json!({"tools": {"listChanged": false}})
+        json!({"tools": {"listChanged": false}, "resources": {"listChanged": false},
+               "prompts": {"listChanged": false}, "completions": {}})
     );
     assert!(result["instructions"].is_string());
     assert!(result["ttlMs"].as_u64().is_some());
@@ -408,7 +410,13 @@ async fn ping_is_removed_and_unknown_methods_are_minus_32601() -> TestResult {
     let mut c = Client::start()?;
     let ping = c.ask(&modern(json!(1), "ping", json!({}))).await?;
     assert_eq!(error_code(&ping), Some(-32601));
-    for method in ["resources/list", "logging/setLevel", "prompts/list", "nope"] {
+    // Legacy-only methods are gone at 2026-07-28.
+    for method in [
+        "logging/setLevel",
+        "resources/subscribe",
+        "resources/unsubscribe",
+        "nope",
+    ] {
         let reply = c.ask(&modern(json!(2), method, json!({}))).await?;
         assert_eq!(error_code(&reply), Some(-32601), "{method}");
     }
@@ -435,7 +443,10 @@ async fn tools_list_pages_deterministically_with_cache_hints() -> TestResult {
     assert_eq!(tool["inputSchema"]["type"], "object");
     assert!(tool["title"].is_string() && tool["description"].is_string());
     assert!(tool["annotations"]["readOnlyHint"].is_boolean());
-    assert!(tool.get("outputSchema").is_none());
+    assert_eq!(
+        tool["outputSchema"]["required"],
+        json!(["outcome", "warnings"])
+    );
     let cursor = result["nextCursor"].as_str().ok_or("no cursor")?.to_owned();
 
     let second = c
@@ -585,11 +596,21 @@ async fn initialize_echoes_supported_revisions() -> TestResult {
                 "protocolVersion": revision, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}
             })))
             .await?;
+        let mut capabilities = json!({
+            "tools": {"listChanged": false},
+            "resources": {"subscribe": true, "listChanged": false},
+            "prompts": {"listChanged": false},
+            "logging": {},
+        });
+        // Completion has a capability from 2025-03-26.
+        if revision != "2024-11-05" {
+            capabilities["completions"] = json!({});
+        }
         assert_eq!(
             reply,
             json!({"jsonrpc": "2.0", "id": 0, "result": {
                 "protocolVersion": revision,
-                "capabilities": {"tools": {"listChanged": false}},
+                "capabilities": capabilities,
                 "serverInfo": {"name": "parity-reference", "version": "9.9.9"},
                 "instructions": reply["result"]["instructions"],
             }})
@@ -867,5 +888,116 @@ async fn eof_after_a_final_unterminated_line_still_answers_it() -> TestResult {
     let reply = c.recv().await?;
     assert_eq!(reply["id"], 1);
     assert!(c.close().await?.is_ok());
+    Ok(())
+}
+
+// ---- server features ----
+
+#[tokio::test]
+async fn resources_prompts_and_completion_in_both_eras() -> TestResult {
+    // Modern: cache hints, -32602 for an unknown URI.
+    let mut c = Client::start()?;
+    let list = c
+        .ask(&modern(json!(1), "resources/list", json!({})))
+        .await?;
+    assert_eq!(
+        list["result"]["resources"],
+        json!([{"uri": "workspace:///hello.txt", "name": "hello.txt", "mimeType": "text/plain"}])
+    );
+    assert_eq!(list["result"]["ttlMs"], 0);
+    assert_eq!(list["result"]["cacheScope"], "public");
+    let read = c
+        .ask(&modern(
+            json!(2),
+            "resources/read",
+            json!({"uri": "workspace:///hello.txt"}),
+        ))
+        .await?;
+    assert_eq!(read["result"]["contents"][0]["text"], "hello");
+    assert_eq!(read["result"]["resultType"], "complete");
+    let missing = c
+        .ask(&modern(
+            json!(3),
+            "resources/read",
+            json!({"uri": "workspace:///nope"}),
+        ))
+        .await?;
+    assert_eq!(error_code(&missing), Some(-32602));
+    let bad_cursor = c
+        .ask(&modern(json!(4), "resources/list", json!({"cursor": "x"})))
+        .await?;
+    assert_eq!(error_code(&bad_cursor), Some(-32602));
+    let done = c
+        .ask(&modern(
+            json!(5),
+            "completion/complete",
+            json!({
+                "ref": {"type": "ref/resource", "uri": "workspace:///{path}"},
+                "argument": {"name": "path", "value": "he"}
+            }),
+        ))
+        .await?;
+    assert_eq!(
+        done["result"]["completion"],
+        json!({"values": ["hello.txt"], "total": 1, "hasMore": false})
+    );
+    assert!(done["result"].get("ttlMs").is_none());
+
+    // Legacy: -32002, prompts, logging.
+    let mut c = Client::start()?;
+    c.ask(&legacy(json!(0), "initialize", json!({
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}
+    })))
+    .await?;
+    let missing = c
+        .ask(&legacy(
+            json!(1),
+            "resources/read",
+            json!({"uri": "file:///nope"}),
+        ))
+        .await?;
+    assert_eq!(error_code(&missing), Some(-32002));
+    let got = c
+        .ask(&legacy(
+            json!(2),
+            "prompts/get",
+            json!({"name": "explain_file", "arguments": {"path": "hello.txt"}}),
+        ))
+        .await?;
+    assert_eq!(
+        got["result"]["messages"][1]["content"]["type"],
+        "resource_link"
+    );
+    for params in [json!({"name": "explain_file"}), json!({"name": "nope"})] {
+        let refused = c.ask(&legacy(json!(3), "prompts/get", params)).await?;
+        assert_eq!(error_code(&refused), Some(-32602));
+    }
+    let set = c
+        .ask(&legacy(
+            json!(4),
+            "logging/setLevel",
+            json!({"level": "warning"}),
+        ))
+        .await?;
+    assert_eq!(set["result"], json!({}));
+    let log = c.recv().await?;
+    assert_eq!(log["method"], "notifications/message");
+    assert_eq!(log["params"]["level"], "warning");
+    let bad = c
+        .ask(&legacy(
+            json!(5),
+            "logging/setLevel",
+            json!({"level": "loud"}),
+        ))
+        .await?;
+    assert_eq!(error_code(&bad), Some(-32602));
+    let sub = c
+        .ask(&legacy(
+            json!(6),
+            "resources/subscribe",
+            json!({"uri": "workspace:///hello.txt"}),
+        ))
+        .await?;
+    assert_eq!(sub["result"], json!({}));
     Ok(())
 }

@@ -133,11 +133,13 @@ else
   echo "interop: note: cannot create a network namespace; mcp-server-fetch runs without one" >&2
 fi
 
-run_mcp() { # <name> <command>
+run_mcp() { # <name> <command> [more flags…]
   selected "$1" || return 0
   rm -f "$OUT/$1.json" "$OUT/$1.time" # never let justify.py read a report of an earlier run
   echo "== parity run --mcp $1"
-  launch "$1" "$PARITY" run --mcp "$2" "${STDIO_FLAGS[@]}" --json "$OUT/$1.json"
+  local name="$1" cmd="$2"
+  shift 2
+  launch "$name" "$PARITY" run --mcp "$cmd" "${STDIO_FLAGS[@]}" "$@" --json "$OUT/$name.json"
 }
 
 # The ACP profile. `--acp` and `--tool-method` name the agent and its tool extension method,
@@ -170,7 +172,9 @@ run_acp delayed-ts-acp "$delayed $TS_ACP_CMD"
 POOL=stdio
 LIMIT="${INTEROP_JOBS:-2}"
 read -r -a fetch_words <<<"$FETCH_CMD"
-run_mcp everything "$EVERYTHING_CMD"
+# server-everything's annotations are trusted: the tool-result checks call its tools annotated
+# read-only (and not destructive), nothing else (docs/interop.md).
+run_mcp everything "$EVERYTHING_CMD" --call-tools read-only
 run_mcp filesystem "$FILESYSTEM_CMD"
 run_mcp memory "$MEMORY_CMD"
 run_mcp seqthink "$SEQTHINK_CMD"
@@ -234,8 +238,10 @@ net.Server.prototype.listen = function (...args) {
 };
 JS
 
-run_http_profile() { # <name> <port>
-  "$PARITY" run --url "http://127.0.0.1:$2/mcp" --profile mcp-http "${HTTP_FLAGS[@]}" --json "$OUT/$1.json"
+run_http_profile() { # <name> <port> [more flags…]
+  local name="$1" port="$2"
+  shift 2
+  "$PARITY" run --url "http://127.0.0.1:$port/mcp" --profile mcp-http "${HTTP_FLAGS[@]}" "$@" --json "$OUT/$name.json"
 }
 for name in everything-http python-http fastmcp-http rmcp-http; do
   selected "$name" || continue
@@ -269,7 +275,9 @@ for name in everything-http python-http fastmcp-http rmcp-http; do
     report "$name" 3
     continue
   fi
-  timed "$name" run_http_profile "$name" "$port"
+  more=()
+  [[ "$name" == everything-http ]] && more=(--call-tools read-only)
+  timed "$name" run_http_profile "$name" "$port" "${more[@]}"
   stop_http
 done
 

@@ -320,15 +320,15 @@ fn bare_http_refusals_are_named_as_what_came() {
     }
 }
 
-/// An agent too slow for the deadlines is not one that stopped serving: the flooding agent,
-/// under deadlines a fiftieth of the default, cannot get through its 10,000 requests before
-/// the follow-up `initialize` of the checks that ask whether it kept serving, and those checks
-/// say so with `timeout` (or `not-run`, should even the handshake be late on a loaded machine),
+/// An agent that stops answering is not one that stopped serving: `acp-deaf-after-init`
+/// answers `initialize` and then nothing, so the follow-up `initialize` of the checks that ask
+/// whether the agent kept serving gets no answer, and those checks say so with `timeout`,
 /// never the `warn` a closed stdout earns (that side: `acp-exit-on-ext-notification` in the
-/// self-test).
+/// self-test). A flooding agent under tiny deadlines showed the same on a slow machine, but a
+/// fast one could get through the flood in time; this peer does not depend on the machine.
 #[test]
-fn a_flooding_agent_too_slow_for_the_deadlines_times_out_rather_than_warns() {
-    let acp = fake_cmd("acp-request-flood");
+fn an_agent_that_stops_answering_times_out_rather_than_warns() {
+    let acp = fake_cmd("acp-deaf-after-init");
     let r = run_json(&[
         "run",
         "--acp",
@@ -338,17 +338,12 @@ fn a_flooding_agent_too_slow_for_the_deadlines_times_out_rather_than_warns() {
         "--filter",
         "acp.ext.unknown-notification-ignored",
         "--timeout-multiplier",
-        "0.02",
+        "0.2",
     ]);
     no_leftovers(&r);
     let got = cases_of(&r, "acp.ext.unknown-notification-ignored");
     assert_eq!(got.len(), 1, "{r}");
     let (id, verdict, message, _) = &got[0];
-    assert!(
-        matches!(verdict.as_str(), "timeout" | "not-run"),
-        "{id}: {verdict} {message}\n{r}"
-    );
-    if verdict == "timeout" {
-        assert!(message.contains("could not be judged"), "{message}");
-    }
+    assert_eq!(verdict, "timeout", "{id}: {message}\n{r}");
+    assert!(message.contains("could not be judged"), "{message}");
 }

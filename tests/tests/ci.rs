@@ -703,7 +703,7 @@ fn a_narrowed_run_does_not_call_a_wide_entry_stale() {
     let baseline = dir.path().join("b.yaml");
     std::fs::write(
         &baseline,
-        "version: 1\nexpected-failures:\n  - case: mcp.base.message-schema\n    reason: no cache hints\n  - case: mcp.modern.discover\n    reason: no cache hints\n",
+        "version: 1\nexpected-failures:\n  - case: mcp.base.message-schema\n    reason: no cache hints\n  - case: mcp.modern.discover\n    reason: no cache hints\n  - case: mcp.modern.cache-hints\n    reason: no cache hints\n",
     )
     .unwrap();
     let fault = fake_cmd("discover-no-hints");

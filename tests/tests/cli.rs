@@ -45,7 +45,15 @@ fn reference_run_passes_every_case_in_both_eras() {
     r.assert_code(0);
     let verdicts = r.console_verdicts();
     assert!(!verdicts.is_empty(), "no case lines\n{r}");
-    let not_pass: Vec<_> = verdicts.iter().filter(|(_, v)| *v != "PASS").collect();
+    let by_design = |id: &str| {
+        parity_harness::engine::reference::SKIPPED_BY_DESIGN
+            .iter()
+            .any(|c| id.starts_with(&format!("{c}@")))
+    };
+    let not_pass: Vec<_> = verdicts
+        .iter()
+        .filter(|(id, v)| *v != "PASS" && !(by_design(id) && *v == "SKIP"))
+        .collect();
     assert!(not_pass.is_empty(), "cases not PASS: {not_pass:?}\n{r}");
     assert!(
         verdicts.keys().any(|id| id.ends_with(LEGACY)),
@@ -64,9 +72,18 @@ fn reference_run_passes_every_case_in_both_eras() {
         ["pass", "fail", "warn", "skip", "not-run", "timeout", "flaky"],
         "{r}"
     );
-    assert_eq!(counts[0].1, verdicts.len(), "summary pass count\n{r}");
+    let skipped = verdicts.values().filter(|v| *v == "SKIP").count();
+    assert_eq!(
+        counts[0].1,
+        verdicts.len() - skipped,
+        "summary pass count\n{r}"
+    );
+    assert_eq!(counts[3].1, skipped, "summary skip count\n{r}");
     assert!(
-        counts[1..].iter().all(|(_, n)| *n == 0),
+        counts[1..]
+            .iter()
+            .enumerate()
+            .all(|(i, (_, n))| *n == 0 || i == 2),
         "non-pass counts in summary\n{r}"
     );
     // Every check that applies to both eras appears in both.
@@ -116,9 +133,18 @@ fn json_report_has_every_field_per_case() {
     let console: BTreeSet<String> = r.console_verdicts().into_keys().collect();
     let json_ids: BTreeSet<String> = cases.keys().cloned().collect();
     assert_eq!(console, json_ids, "console and JSON case ids differ\n{r}");
+    // Every case passes, but for the reference's skips by design (2026-07-28 logging).
+    let by_design = cases
+        .keys()
+        .filter(|id| {
+            parity_harness::engine::reference::SKIPPED_BY_DESIGN
+                .iter()
+                .any(|c| id.starts_with(&format!("{c}@")))
+        })
+        .count();
     assert_eq!(
         report.pointer("/summary/pass").and_then(Value::as_u64),
-        Some(cases.len() as u64)
+        Some((cases.len() - by_design) as u64)
     );
     for (id, c) in cases {
         let field = |k: &str| {
@@ -174,7 +200,11 @@ fn json_report_has_every_field_per_case() {
             ["MUST", "MUST NOT", "SHOULD", "SHOULD NOT", "robustness"].contains(&level),
             "{id}: level {level:?}"
         );
-        assert_eq!(field("verdict").as_str(), Some("pass"), "{id}");
+        let by_design = parity_harness::engine::reference::SKIPPED_BY_DESIGN
+            .iter()
+            .any(|c| id.starts_with(&format!("{c}@")));
+        let want = if by_design { "skip" } else { "pass" };
+        assert_eq!(field("verdict").as_str(), Some(want), "{id}");
         assert!(field("evidence").is_array(), "{id}: evidence is an array");
         assert!(
             field("duration_ms").is_u64(),

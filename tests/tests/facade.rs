@@ -144,7 +144,12 @@ fn the_reference_facade_passes_every_check_of_the_mcp_http_profile() {
         .verdict("mcp.http.sse-framing@mcp-http#2025-11-25")
         .is_some());
     for (id, case) in run.cases() {
-        assert_eq!(case["verdict"], "pass", "{id}: {case}");
+        // The 2026-07-28 logging rules the reference does not adopt skip, by design.
+        let by_design = parity_harness::engine::reference::SKIPPED_BY_DESIGN
+            .iter()
+            .any(|c| id.starts_with(&format!("{c}@")));
+        let want = if by_design { "skip" } else { "pass" };
+        assert_eq!(case["verdict"], want, "{id}: {case}");
     }
 }
 

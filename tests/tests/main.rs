@@ -38,5 +38,6 @@ mod rmcp_http;
 mod scenarios;
 mod schemas;
 mod selftest;
+mod server_features;
 mod snapshot_runs;
 mod transcripts;

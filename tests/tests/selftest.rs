@@ -29,8 +29,16 @@ fn every_check_is_caught_by_a_fault_and_the_reference_is_clean() {
             .find(|l| l.split_whitespace().next() == Some(id.as_str()))
             .unwrap_or_else(|| panic!("no selftest row for {id}:\n{stdout}"));
         assert!(!row.contains("NOT PROVEN"), "{row}");
-        // The reference column (second) says pass.
-        assert_eq!(row.split_whitespace().nth(1), Some("pass"), "{row}");
+        // The reference column (second) says pass; or skip, for a rule the reference leaves
+        // out by design (2026-07-28 logging), when a benign peer passes it instead.
+        match row.split_whitespace().nth(1) {
+            Some("pass") => {}
+            Some("skip") => assert!(
+                row.contains("=pass"),
+                "{id}: skipped by the reference and passed by no benign peer: {row}"
+            ),
+            other => panic!("{id}: the reference says {other:?}: {row}"),
+        }
         let needed = level.violation_verdict().as_str();
         assert!(
             row.contains(&format!("={needed}")),

@@ -482,6 +482,12 @@ struct RunArgs {
     /// serving. The reference's is declared by default.
     #[arg(long)]
     slow_call: Option<String>,
+    /// Which tools the tool-result checks may call besides those the target lists in
+    /// `[tools] safe`: `read-only` adds the tools annotated `readOnlyHint: true` without
+    /// `destructiveHint: true` (trust the server's annotations); `declared` (the target's
+    /// `tools.call`, by default) only the listed ones (docs/target.md, "Calling tools").
+    #[arg(long, value_name = "WHICH", value_parser = ["declared", "read-only"])]
+    call_tools: Option<String>,
     /// Per-line byte cap on the server's stdout (default 16 MiB). A longer line is skipped to
     /// its newline and kept as a prefix, its length and its SHA-256.
     #[arg(long, default_value_t = crate::transport::wire::DEFAULT_LINE_CAP)]
@@ -986,6 +992,9 @@ fn run_target(args: &RunArgs) -> Result<crate::engine::target::Target, String> {
         target.reference_facade = None;
     }
     let bundled = args.target.is_none() && args.mcp.is_none() && args.acp.is_none();
+    if let Some(which) = &args.call_tools {
+        target.calls.read_only = which == "read-only";
+    }
     if let Some(m) = &args.tool_method {
         match target.acp.as_mut() {
             Some(a) => {
@@ -1075,6 +1084,15 @@ fn run_profiles(
             "the target declares only [guard], and this parity was built without the `guard` feature (docs/library.md)"
                 .to_string(),
         );
+    }
+    // A target whose only surfaces are HTTP ones (`[surfaces.http]`, `[facade]`), run by a
+    // parity built without the `http` feature.
+    #[cfg(not(feature = "http"))]
+    if profiles.is_empty() && (target.http.is_some() || target.facade.is_some()) {
+        return Err(format!(
+            "the target's [surfaces.http] and [facade] need MCP over HTTP: {}",
+            crate::transport::http_bridge::NO_HTTP
+        ));
     }
     for p in &profiles {
         match registry.get(p) {

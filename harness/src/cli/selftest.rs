@@ -93,8 +93,17 @@ impl Row {
         })
     }
     /// The reference passed every case of the check.
+    ///
+    /// A check the reference skips by design (the 2026-07-28 logging rules: the reference does
+    /// not adopt logging there, as that revision advises) is clean when a benign peer that
+    /// lists it passes it instead: that peer is the correct implementation the check is proven
+    /// against.
     pub fn reference_clean(&self) -> bool {
-        self.reference == Some(Verdict::Pass)
+        match self.reference {
+            Some(Verdict::Pass) => true,
+            Some(Verdict::Skip) => self.benign.iter().any(|(_, v)| *v == Verdict::Pass),
+            _ => false,
+        }
     }
     /// No benign peer that lists the check got a fail, warn or timeout from it (no cry of
     /// wolf; a skip or not-run that says why it could not judge is allowed).

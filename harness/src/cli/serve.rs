@@ -102,6 +102,7 @@ pub async fn serve_facade(
         None => Arc::new(AuditSink::stderr()),
     };
     let mut sources: Vec<Arc<dyn source::CapabilitySource>> = Vec::new();
+    let mut workspace = None;
     if !args.no_dispatcher {
         let config = match reference_dispatcher(root, args.policy.as_deref()) {
             Ok(d) => d,
@@ -111,6 +112,7 @@ pub async fn serve_facade(
             }
         };
         let dispatcher = Arc::new(parity_reference::dispatcher::Dispatcher::new(config));
+        workspace = Some(dispatcher.clone());
         sources.push(Arc::new(source::DispatcherSource::new(
             "parity", dispatcher,
         )));
@@ -131,6 +133,7 @@ pub async fn serve_facade(
     };
     config.separator = args.separator.clone();
     config.downstream = downstream;
+    config.features = workspace;
     if let Some(f) = &fault {
         (f.configure)(&mut config);
     }

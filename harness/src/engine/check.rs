@@ -374,6 +374,60 @@ pub struct McpTarget {
     /// [`crate::transport::http_bridge`] instead of starting `spec`, and cases are of binding
     /// `mcp-http`.
     pub http: Option<String>,
+    /// Which tools parity may call for the tool-result checks, and which never
+    /// (`[tools]`, `--call-tools`).
+    pub calls: CallPolicy,
+    /// Argument values declared for prompts (`[prompts.<name>] arguments`): `mcp.prompts.get`
+    /// gets a prompt with required arguments only with these.
+    pub prompt_arguments: std::collections::BTreeMap<String, serde_json::Map<String, Value>>,
+}
+
+/// Which tools parity may call (docs/target.md, `[tools]`). The MCP spec tells clients to
+/// treat tool annotations as untrusted unless the server is trusted (2025-03-26 and later,
+/// `server/tools`), so nothing is called on annotations alone: a tool is called when it is
+/// listed in `safe`, or, with `read_only` (`--call-tools read-only`, the user's statement that
+/// the server's annotations are trusted), when it is annotated `readOnlyHint: true` without
+/// `destructiveHint: true`. A tool in `never` is called by no check (the tool-result checks,
+/// `mcp.tools.invalid-arguments`, generated equivalence).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CallPolicy {
+    /// Tools declared safe to call with any arguments their `inputSchema` accepts.
+    pub safe: Vec<String>,
+    /// Tools never called.
+    pub never: Vec<String>,
+    /// Tools annotated read-only (and not destructive) may be called too.
+    pub read_only: bool,
+}
+
+impl CallPolicy {
+    /// How to declare safe tools, for the skip of a check that found none.
+    pub const HOW: &'static str = "list tools safe to call in the target (`[tools] safe = [\"name\", …]`), or pass `--call-tools read-only` to call the tools annotated read-only";
+
+    /// Whether a check may call the tool `name` at all (not in `never`).
+    pub fn allows(&self, name: &str) -> bool {
+        !self.never.iter().any(|n| n == name)
+    }
+
+    /// Whether the tool-result checks may call this `tools/list` entry: not in `never`, and
+    /// in `safe` or (with `read_only`) annotated read-only and not destructive.
+    pub fn may_call(&self, tool: &Value) -> bool {
+        let Some(name) = tool.get("name").and_then(Value::as_str) else {
+            return false;
+        };
+        if !self.allows(name) {
+            return false;
+        }
+        if self.safe.iter().any(|n| n == name) {
+            return true;
+        }
+        let hint = |k: &str| {
+            tool.pointer(&format!("/annotations/{k}"))
+                .and_then(Value::as_bool)
+        };
+        self.read_only
+            && hint("readOnlyHint") == Some(true)
+            && hint("destructiveHint") != Some(true)
+    }
 }
 
 /// The binding of MCP cases over Streamable HTTP.
@@ -417,6 +471,8 @@ impl McpTarget {
             tool_method: None,
             cancel_prompt: None,
             http: None,
+            calls: CallPolicy::default(),
+            prompt_arguments: Default::default(),
         }
     }
 }
@@ -471,6 +527,8 @@ pub struct MonitorInput<'a> {
     pub revision: &'a str,
     /// The sessions.
     pub sessions: &'a [SessionLog],
+    /// The capabilities the server declared in this era (`initialize` or `server/discover`).
+    pub capabilities: &'a Value,
 }
 
 /// Server facts learned once per era, shared by the cases.

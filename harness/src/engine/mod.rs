@@ -12,6 +12,7 @@
 pub mod acp;
 pub mod check;
 pub mod decl;
+pub mod gen;
 pub mod http_surface;
 pub mod monitors;
 pub mod outcome;

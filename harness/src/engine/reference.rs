@@ -6,6 +6,12 @@ use crate::engine::check::{McpTarget, SlowCall};
 use crate::transport::peer::PeerSpec;
 use serde_json::json;
 
+/// The checks the bundled reference skips by design, each at every binding it runs at: the
+/// 2026-07-28 logging rules, since the reference does not adopt logging at that revision (it
+/// deprecates logging and says new implementations SHOULD NOT adopt it); `parity selftest`
+/// proves them on the benign peer `benign-modern-logging` instead.
+pub const SKIPPED_BY_DESIGN: &[&str] = &["mcp.modern.log-level-invalid"];
+
 /// The reference target: this binary's `reference mcp`, with its declared slow call.
 pub fn reference_target() -> McpTarget {
     let exe = std::env::current_exe()
@@ -19,6 +25,19 @@ pub fn reference_target() -> McpTarget {
         tool_method: None,
         cancel_prompt: None,
         http: None,
+        // The reference's read-only tools: `status` always answers, the others with generated
+        // paths mostly refuse, which the result checks judge as well.
+        calls: crate::engine::check::CallPolicy {
+            safe: vec!["status".into(), "list_dir".into(), "read_file".into()],
+            never: Vec::new(),
+            read_only: false,
+        },
+        prompt_arguments: [(
+            "explain_file".to_string(),
+            serde_json::Map::from_iter([("path".to_string(), json!("README.md"))]),
+        )]
+        .into_iter()
+        .collect(),
     }
 }
 

@@ -1133,6 +1133,7 @@ async fn run_era(
         &monitor_opened,
         scenario_ids,
         &control,
+        &facts.capabilities,
     )
     .await
 }
@@ -1257,6 +1258,7 @@ async fn finish_era(
     monitor_opened: &std::sync::atomic::AtomicBool,
     scenario_ids: Vec<String>,
     control: &RunControl,
+    capabilities: &serde_json::Value,
 ) -> Vec<CaseResult> {
     let mut by_id: HashMap<String, CaseResult> = HashMap::new();
     for h in handles {
@@ -1295,6 +1297,7 @@ async fn finish_era(
             f(&MonitorInput {
                 revision: &p.revision,
                 sessions,
+                capabilities,
             })
         };
         let mut r = to_result(
@@ -1411,7 +1414,8 @@ fn kept_note(sessions: &[SessionLog]) -> Option<String> {
     Some(note)
 }
 
-/// The monitors' own session: handshake, a full tools listing, the probe, then shutdown.
+/// The monitors' own session: handshake, a full tools listing, the first page of the prompts,
+/// resources and templates lists the server declares, the probe, then shutdown.
 async fn monitor_session(ctx: &Ctx) -> bool {
     let Ok(mut c) = ctx.open().await else {
         return false;
@@ -1430,6 +1434,17 @@ async fn monitor_session(ctx: &Ctx) -> bool {
             if cursor.is_none() {
                 break;
             }
+        }
+    }
+    // The first page of each other list the server declares, so that the monitors of list
+    // results (cache hints, input-required results) judge them too.
+    for (capability, method) in [
+        ("prompts", "prompts/list"),
+        ("resources", "resources/list"),
+        ("resources", "resources/templates/list"),
+    ] {
+        if ctx.declares(capability) {
+            let _ = c.request(method, json!({})).await;
         }
     }
     let _ = c.request(ctx.probe_method(), json!({})).await;

@@ -135,6 +135,27 @@ struct Raw {
     guard: Option<RawGuard>,
     run: Option<RawRun>,
     redact: Option<Vec<String>>,
+    tools: Option<RawTools>,
+    #[serde(default)]
+    prompts: BTreeMap<String, RawPrompt>,
+}
+
+/// `[tools]`: which tools parity may call (docs/target.md, "Calling tools").
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTools {
+    #[serde(default)]
+    safe: Vec<String>,
+    #[serde(default)]
+    never: Vec<String>,
+    call: Option<Spanned<String>>,
+}
+
+/// `[prompts.<name>]`: values for a prompt's arguments.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPrompt {
+    arguments: BTreeMap<String, String>,
 }
 
 /// `[run]`: defaults for `parity run` flags (docs/target.md).
@@ -431,6 +452,11 @@ pub struct Target {
     /// Top-level `redact = [...]`: values (or regular expressions) redacted from every report,
     /// after those of `--redact` (docs/redaction.md).
     pub redact: Vec<String>,
+    /// `[tools]`: the tools the checks may call and those they never call
+    /// (`--call-tools read-only` sets `read_only`).
+    pub calls: crate::engine::check::CallPolicy,
+    /// `[prompts.<name>] arguments`: declared argument values per prompt name.
+    pub prompt_arguments: BTreeMap<String, serde_json::Map<String, serde_json::Value>>,
 }
 
 /// `[run]`: what `parity run` uses when the matching flag is not given. Paths are resolved
@@ -831,6 +857,35 @@ pub fn parse(file: &str, text: &str) -> Result<Target, TargetError> {
         seed: e.seed,
         compare_messages: e.compare_messages,
     };
+    if let Some(t) = &raw.tools {
+        let read_only = match &t.call {
+            None => false,
+            Some(c) => match c.get_ref().as_str() {
+                "declared" => false,
+                "read-only" => true,
+                other => {
+                    return Err(err_at(
+                        c.span().start,
+                        "tools.call",
+                        format!("{other:?} is not `declared` or `read-only`"),
+                    ))
+                }
+            },
+        };
+        target.calls = crate::engine::check::CallPolicy {
+            safe: t.safe.clone(),
+            never: t.never.clone(),
+            read_only,
+        };
+    }
+    for (name, p) in &raw.prompts {
+        let args = p
+            .arguments
+            .iter()
+            .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+            .collect();
+        target.prompt_arguments.insert(name.clone(), args);
+    }
     Ok(target)
 }
 
@@ -1344,6 +1399,8 @@ pub fn reference() -> Target {
             .then_some(crate::engine::decl::CatalogueForm::Meta),
         hygiene: Some(crate::engine::decl::hygiene_reference(&exe)),
         dispatcher: Some(crate::engine::decl::dispatcher_reference()),
+        calls: crate::engine::reference::reference_target().calls,
+        prompt_arguments: crate::engine::reference::reference_target().prompt_arguments,
         ..Target::default()
     }
 }

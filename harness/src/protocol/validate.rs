@@ -176,9 +176,303 @@ pub fn validate_result(method: &str, result: &Value, revision: &str) -> Vec<Stri
                 );
             }
         }
+        "resources/list" => list_of(o, "resources", validate_resource, revision, &mut errs),
+        "resources/templates/list" => list_of(
+            o,
+            "resourceTemplates",
+            validate_template,
+            revision,
+            &mut errs,
+        ),
+        "prompts/list" => list_of(o, "prompts", validate_prompt, revision, &mut errs),
+        "resources/read" => match o.get("contents") {
+            Some(Value::Array(items)) => {
+                for (i, c) in items.iter().enumerate() {
+                    validate_resource_contents(c, &format!("result.contents[{i}]"), &mut errs);
+                }
+            }
+            _ => errs.push("result.contents is missing or not an array".into()),
+        },
+        "prompts/get" => {
+            opt_type(
+                o,
+                "description",
+                Value::is_string,
+                "a string",
+                "result",
+                &mut errs,
+            );
+            match o.get("messages") {
+                Some(Value::Array(items)) => {
+                    let allowed = content_types(revision);
+                    for (i, m) in items.iter().enumerate() {
+                        let path = format!("result.messages[{i}]");
+                        let Some(mo) = m.as_object() else {
+                            errs.push(format!("{path} is not an object"));
+                            continue;
+                        };
+                        match mo.get("role").and_then(Value::as_str) {
+                            Some("user" | "assistant") => {}
+                            _ => errs.push(format!("{path}.role is not \"user\" or \"assistant\"")),
+                        }
+                        match mo.get("content") {
+                            Some(c) => {
+                                validate_content(c, allowed, &format!("{path}.content"), &mut errs)
+                            }
+                            None => errs.push(format!("{path}.content is missing")),
+                        }
+                    }
+                }
+                _ => errs.push("result.messages is missing or not an array".into()),
+            }
+        }
+        "completion/complete" => match o.get("completion") {
+            Some(Value::Object(c)) => {
+                match c.get("values") {
+                    Some(Value::Array(v)) if v.iter().all(Value::is_string) => {}
+                    _ => errs
+                        .push("result.completion.values is missing or not a string array".into()),
+                }
+                opt_type(
+                    c,
+                    "total",
+                    Value::is_number,
+                    "a number",
+                    "result.completion",
+                    &mut errs,
+                );
+                opt_type(
+                    c,
+                    "hasMore",
+                    Value::is_boolean,
+                    "a boolean",
+                    "result.completion",
+                    &mut errs,
+                );
+            }
+            _ => errs.push("result.completion is missing or not an object".into()),
+        },
         _ => {}
     }
     errs
+}
+
+/// The RFC 5424 levels `notifications/message` may carry (`server/utilities/logging`).
+pub const LOG_LEVELS: [&str; 8] = [
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+];
+
+/// Validates the params of a server notification `method` at `revision`; only
+/// `notifications/message` is known (`level` one of [`LOG_LEVELS`], `data` present, `logger`
+/// a string when given). Returns the problems found.
+pub fn validate_notification(method: &str, params: Option<&Value>) -> Vec<String> {
+    let mut errs = Vec::new();
+    if method != "notifications/message" {
+        return errs;
+    }
+    let Some(o) = params.and_then(Value::as_object) else {
+        return vec!["notifications/message has no params object".into()];
+    };
+    match o.get("level").and_then(Value::as_str) {
+        Some(l) if LOG_LEVELS.contains(&l) => {}
+        Some(l) => errs.push(format!("params.level {l:?} is not an RFC 5424 level")),
+        None => errs.push("params.level is missing or not a string".into()),
+    }
+    if !o.contains_key("data") {
+        errs.push("params.data is missing".into());
+    }
+    opt_type(
+        o,
+        "logger",
+        Value::is_string,
+        "a string",
+        "params",
+        &mut errs,
+    );
+    errs
+}
+
+type ItemCheck = fn(&Value, &str, &str, &mut Vec<String>);
+
+fn list_of(
+    o: &serde_json::Map<String, Value>,
+    key: &str,
+    item: ItemCheck,
+    revision: &str,
+    errs: &mut Vec<String>,
+) {
+    match o.get(key) {
+        Some(Value::Array(items)) => {
+            for (i, t) in items.iter().enumerate() {
+                item(t, revision, &format!("result.{key}[{i}]"), errs);
+            }
+        }
+        _ => errs.push(format!("result.{key} is missing or not an array")),
+    }
+    opt_type(
+        o,
+        "nextCursor",
+        Value::is_string,
+        "a string",
+        "result",
+        errs,
+    );
+    if Era::of(revision) == Era::Modern {
+        cache_hints(o, errs);
+    }
+}
+
+/// `annotations` of a resource, template or content block: `audience` an array of
+/// `"user"`/`"assistant"`, `priority` a number from 0 to 1, `lastModified` a string.
+fn validate_annotations(o: &serde_json::Map<String, Value>, path: &str, errs: &mut Vec<String>) {
+    let Some(a) = o.get("annotations") else {
+        return;
+    };
+    let Some(a) = a.as_object() else {
+        errs.push(format!("{path}.annotations is not an object"));
+        return;
+    };
+    if let Some(aud) = a.get("audience") {
+        let ok = aud.as_array().is_some_and(|l| {
+            l.iter()
+                .all(|r| matches!(r.as_str(), Some("user" | "assistant")))
+        });
+        if !ok {
+            errs.push(format!(
+                "{path}.annotations.audience is not an array of \"user\"/\"assistant\""
+            ));
+        }
+    }
+    if let Some(p) = a.get("priority") {
+        if !p.as_f64().is_some_and(|p| (0.0..=1.0).contains(&p)) {
+            errs.push(format!(
+                "{path}.annotations.priority is not a number from 0 to 1"
+            ));
+        }
+    }
+    opt_type(
+        a,
+        "lastModified",
+        Value::is_string,
+        "a string",
+        &format!("{path}.annotations"),
+        errs,
+    );
+}
+
+/// `icons` (2025-11-25 and later): an array of `{src, mimeType?, sizes?, theme?}`.
+fn validate_icons(
+    o: &serde_json::Map<String, Value>,
+    revision: &str,
+    path: &str,
+    errs: &mut Vec<String>,
+) {
+    if matches!(revision, "2024-11-05" | "2025-03-26" | "2025-06-18") {
+        return;
+    }
+    let Some(icons) = o.get("icons") else {
+        return;
+    };
+    let Some(list) = icons.as_array() else {
+        errs.push(format!("{path}.icons is not an array"));
+        return;
+    };
+    for (i, icon) in list.iter().enumerate() {
+        let p = format!("{path}.icons[{i}]");
+        let Some(io) = icon.as_object() else {
+            errs.push(format!("{p} is not an object"));
+            continue;
+        };
+        want_str(io, "src", &p, errs);
+        opt_type(io, "mimeType", Value::is_string, "a string", &p, errs);
+        if let Some(s) = io.get("sizes") {
+            if !s.as_array().is_some_and(|l| l.iter().all(Value::is_string)) {
+                errs.push(format!("{p}.sizes is not an array of strings"));
+            }
+        }
+        if let Some(t) = io.get("theme") {
+            if !matches!(t.as_str(), Some("light" | "dark")) {
+                errs.push(format!("{p}.theme is not \"light\" or \"dark\""));
+            }
+        }
+    }
+}
+
+fn validate_resource(r: &Value, revision: &str, path: &str, errs: &mut Vec<String>) {
+    let Some(o) = r.as_object() else {
+        errs.push(format!("{path} is not an object"));
+        return;
+    };
+    want_str(o, "uri", path, errs);
+    want_str(o, "name", path, errs);
+    opt_type(o, "description", Value::is_string, "a string", path, errs);
+    opt_type(o, "mimeType", Value::is_string, "a string", path, errs);
+    opt_type(o, "size", Value::is_number, "a number", path, errs);
+    validate_annotations(o, path, errs);
+    validate_icons(o, revision, path, errs);
+}
+
+fn validate_template(r: &Value, revision: &str, path: &str, errs: &mut Vec<String>) {
+    let Some(o) = r.as_object() else {
+        errs.push(format!("{path} is not an object"));
+        return;
+    };
+    want_str(o, "uriTemplate", path, errs);
+    want_str(o, "name", path, errs);
+    opt_type(o, "description", Value::is_string, "a string", path, errs);
+    opt_type(o, "mimeType", Value::is_string, "a string", path, errs);
+    validate_annotations(o, path, errs);
+    validate_icons(o, revision, path, errs);
+}
+
+fn validate_prompt(r: &Value, revision: &str, path: &str, errs: &mut Vec<String>) {
+    let Some(o) = r.as_object() else {
+        errs.push(format!("{path} is not an object"));
+        return;
+    };
+    want_str(o, "name", path, errs);
+    opt_type(o, "description", Value::is_string, "a string", path, errs);
+    match o.get("arguments") {
+        None => {}
+        Some(Value::Array(args)) => {
+            for (i, a) in args.iter().enumerate() {
+                let p = format!("{path}.arguments[{i}]");
+                let Some(ao) = a.as_object() else {
+                    errs.push(format!("{p} is not an object"));
+                    continue;
+                };
+                want_str(ao, "name", &p, errs);
+                opt_type(ao, "description", Value::is_string, "a string", &p, errs);
+                opt_type(ao, "required", Value::is_boolean, "a boolean", &p, errs);
+            }
+        }
+        Some(_) => errs.push(format!("{path}.arguments is not an array")),
+    }
+    validate_icons(o, revision, path, errs);
+}
+
+/// A `TextResourceContents` or `BlobResourceContents` item: string `uri`, and a string
+/// `text` or `blob` (base64 is judged by `mcp.resources.read`, not here).
+fn validate_resource_contents(c: &Value, path: &str, errs: &mut Vec<String>) {
+    let Some(o) = c.as_object() else {
+        errs.push(format!("{path} is not an object"));
+        return;
+    };
+    want_str(o, "uri", path, errs);
+    opt_type(o, "mimeType", Value::is_string, "a string", path, errs);
+    match (o.get("text"), o.get("blob")) {
+        (Some(Value::String(_)), _) | (None, Some(Value::String(_))) => {}
+        (None, None) => errs.push(format!("{path} has neither text nor blob")),
+        (Some(_), _) => errs.push(format!("{path}.text is not a string")),
+        (None, Some(_)) => errs.push(format!("{path}.blob is not a string")),
+    }
 }
 
 fn cache_hints(o: &serde_json::Map<String, Value>, errs: &mut Vec<String>) {
@@ -226,8 +520,24 @@ pub fn validate_tool_at(t: &Value, revision: &str, path: &str, errs: &mut Vec<St
     }
     opt_type(o, "description", Value::is_string, "a string", path, errs);
     if has_annotations {
-        opt_type(o, "annotations", Value::is_object, "an object", path, errs);
+        match o.get("annotations") {
+            None => {}
+            Some(Value::Object(a)) => {
+                let p = format!("{path}.annotations");
+                opt_type(a, "title", Value::is_string, "a string", &p, errs);
+                for hint in [
+                    "readOnlyHint",
+                    "destructiveHint",
+                    "idempotentHint",
+                    "openWorldHint",
+                ] {
+                    opt_type(a, hint, Value::is_boolean, "a boolean", &p, errs);
+                }
+            }
+            Some(_) => errs.push(format!("{path}.annotations is not an object")),
+        }
     }
+    validate_icons(o, revision, path, errs);
     if has_title_and_output {
         opt_type(o, "title", Value::is_string, "a string", path, errs);
         match o.get("outputSchema") {
@@ -260,11 +570,14 @@ fn validate_content(c: &Value, allowed: &[&str], path: &str, errs: &mut Vec<Stri
             want_str(o, "name", path, errs);
         }
         "resource" => match o.get("resource") {
-            Some(Value::Object(r)) => want_str(r, "uri", &format!("{path}.resource"), errs),
+            Some(r @ Value::Object(_)) => {
+                validate_resource_contents(r, &format!("{path}.resource"), errs)
+            }
             _ => errs.push(format!("{path}.resource is missing or not an object")),
         },
         _ => {}
     }
+    validate_annotations(o, path, errs);
 }
 
 #[cfg(test)]

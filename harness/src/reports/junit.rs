@@ -1,7 +1,8 @@
 //! The JUnit XML reporter (`parity run --junit FILE`), written with `quick-junit`.
 //!
 //! Shape: `<testsuites name="parity">` with one `<testsuite>` per profile that has cases
-//! (`mcp`, `acp`, `equivalence`, from the case's binding), one `<testcase>` per case:
+//! (`mcp`, `acp`, `equivalence`, …: the profile that ran the case, as the run recorded it in
+//! `RunReport::profiles`; the case's binding only when none was recorded), one `<testcase>` per case:
 //! `name` = the case id `check@binding#revision`, `classname` = `binding#revision`, `time` in
 //! seconds. Verdicts map as:
 //! - `pass` → success; `warn` → success with the warning in `<system-out>` (JUnit has no

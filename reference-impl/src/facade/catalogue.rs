@@ -155,6 +155,7 @@ mod tests {
                 description: String::new(),
                 input_schema: json!({}),
                 annotations: Value::Null,
+                output_schema: Value::Null,
             })
             .collect()
     }

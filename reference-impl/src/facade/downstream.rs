@@ -195,6 +195,9 @@ impl Downstream {
                         .to_owned(),
                     input_schema: t.get("inputSchema").cloned().unwrap_or_else(|| json!({})),
                     annotations: t.get("annotations").cloned().unwrap_or(Value::Null),
+                    // The facade wraps a downstream result in its own shape: the downstream's
+                    // outputSchema does not describe it.
+                    output_schema: Value::Null,
                 });
             }
             cursor = result

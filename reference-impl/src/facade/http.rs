@@ -116,6 +116,11 @@ pub trait McpService: Send + Sync {
         ctx: Option<&'a SessionCtx>,
         params: Option<&'a Value>,
     ) -> CallFuture<'a>;
+    /// The dispatcher whose workspace is served as resources, prompts and completion
+    /// (`crate::mcp::features`); `None` (the default) serves tools only.
+    fn features(&self) -> Option<Arc<crate::mcp::features::Workspace>> {
+        None
+    }
 }
 
 impl McpService for Facade {
@@ -134,6 +139,38 @@ impl McpService for Facade {
         params: Option<&'a Value>,
     ) -> CallFuture<'a> {
         Box::pin(Facade::tools_call(self, ctx, params))
+    }
+    fn features(&self) -> Option<Arc<crate::mcp::features::Workspace>> {
+        self.config().features.clone()
+    }
+}
+
+/// The capabilities over HTTP: tools, plus the server features when the service has a
+/// workspace (`McpService::features`), as over stdio.
+fn http_capabilities(service: &dyn McpService, revision: Option<&str>) -> Value {
+    if service.features().is_none() {
+        return json!({"tools": {"listChanged": false}});
+    }
+    crate::mcp::features::capabilities(revision)
+}
+
+/// Answers a server-feature request through the service's workspace, or −32601.
+async fn feature(
+    service: &dyn McpService,
+    method: &str,
+    params: Option<&Value>,
+    revision: Option<&str>,
+) -> Result<Map<String, Value>, (i64, String)> {
+    match service.features() {
+        // The level is checked and kept by no one: over HTTP this facade sends no log
+        // messages (a server MAY decide which to send).
+        Some(_) if method == "logging/setLevel" && revision.is_some() => {
+            crate::mcp::features::log_level(params).map(|_| Map::new())
+        }
+        Some(workspace) if crate::mcp::features::handles(method, revision) => {
+            crate::mcp::features::handle(&workspace, method, params, revision, 0).await
+        }
+        _ => Err((-32601, format!("Method not found: {method}"))),
     }
 }
 
@@ -526,12 +563,12 @@ async fn post_mcp(
                 new_session = Some((session, chosen.to_owned()));
                 Ok(json!({
                     "protocolVersion": chosen,
-                    "capabilities": {"tools": {"listChanged": false}},
+                    "capabilities": http_capabilities(app.service.as_ref(), Some(chosen)),
                     "serverInfo": app.service.server_info(),
                     "instructions": "A parity reference facade: session-bound capabilities need Authorization: Bearer <token>.",
                 }))
             }
-            Era::Legacy(_) => match method {
+            Era::Legacy(rev) => match method {
                 "ping" => Ok(json!({})),
                 "tools/list" => Ok(Value::Object(app.service.tools_list(ctx.as_ref()))),
                 "tools/call" => app
@@ -539,7 +576,9 @@ async fn post_mcp(
                     .tools_call(ctx.as_ref(), params)
                     .await
                     .map(Value::Object),
-                _ => Err((-32601, format!("Method not found: {method}"))),
+                _ => feature(app.service.as_ref(), method, params, Some(rev))
+                    .await
+                    .map(Value::Object),
             },
             Era::Modern => {
                 if let Err(e) = check_meta(&id, params) {
@@ -563,7 +602,7 @@ async fn post_mcp(
                         m.insert("supportedVersions".into(), json!([MODERN_REVISION]));
                         m.insert(
                             "capabilities".into(),
-                            json!({"tools": {"listChanged": false}}),
+                            http_capabilities(app.service.as_ref(), None),
                         );
                         Ok(finish(m, true))
                     }
@@ -573,7 +612,10 @@ async fn post_mcp(
                         .tools_call(ctx.as_ref(), params)
                         .await
                         .map(|m| finish(m, false)),
-                    _ => Err((-32601, format!("Method not found: {method}"))),
+                    // The features add their own cache hints where the caching page asks.
+                    _ => feature(app.service.as_ref(), method, params, None)
+                        .await
+                        .map(|m| finish(m, false)),
                 }
             }
         };

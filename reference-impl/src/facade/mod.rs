@@ -92,6 +92,9 @@ pub struct FacadeConfig {
     pub server_name: String,
     /// `serverInfo.version`.
     pub server_version: String,
+    /// The dispatcher whose workspace the facade serves as resources, prompts and completion
+    /// (the MCP stdio surface's, `crate::mcp`); `None` serves tools only.
+    pub features: Option<Arc<crate::dispatcher::Dispatcher>>,
 }
 
 impl FacadeConfig {
@@ -114,6 +117,7 @@ impl FacadeConfig {
             call_timeout: DEFAULT_CALL_TIMEOUT,
             server_name: "parity-reference-facade".to_owned(),
             server_version: env!("CARGO_PKG_VERSION").to_owned(),
+            features: None,
         }
     }
 }
@@ -293,6 +297,9 @@ impl Facade {
                     t.insert("inputSchema".into(), e.tool.input_schema.clone());
                     if !e.tool.annotations.is_null() {
                         t.insert("annotations".into(), e.tool.annotations.clone());
+                    }
+                    if !e.tool.output_schema.is_null() {
+                        t.insert("outputSchema".into(), e.tool.output_schema.clone());
                     }
                     Value::Object(t)
                 })

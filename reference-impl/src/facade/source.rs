@@ -29,6 +29,9 @@ pub struct SourceTool {
     pub input_schema: Value,
     /// MCP tool annotations (`readOnlyHint`, `destructiveHint`, …), or `Value::Null`.
     pub annotations: Value,
+    /// The `outputSchema` the direct catalogue publishes (the payload of every successful
+    /// call conforms to it), or `Value::Null` for none.
+    pub output_schema: Value,
 }
 
 /// What a source call returned (rule 31): a payload and whether it is an error.
@@ -95,6 +98,7 @@ impl CapabilitySource for EchoSource {
                 "properties": {"x": {"type": "integer"}, "note": {"type": "string"}},
             }),
             annotations: json!({"readOnlyHint": true}),
+            output_schema: Value::Null,
         }]
     }
 
@@ -164,6 +168,8 @@ impl CapabilitySource for DispatcherSource {
                 description: t.description,
                 input_schema: t.input_schema,
                 annotations: serde_json::to_value(t.annotations).unwrap_or(Value::Null),
+                // The payload is the outcome object, as over MCP stdio.
+                output_schema: crate::mcp::features::outcome_schema(),
             })
             .collect()
     }

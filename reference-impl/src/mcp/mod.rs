@@ -14,12 +14,14 @@
 //! version other than 2026-07-28 → −32022 with `data.supported` and `data.requested`).
 //! Every modern result carries `"resultType":"complete"` and
 //! `"_meta":{"io.modelcontextprotocol/serverInfo":{name,version}}`. Methods:
-//! `server/discover`, `tools/list`, `tools/call`; `ping` was removed → −32601.
+//! `server/discover`, `tools/list`, `tools/call`, and the server features of
+//! `features` (resources, prompts, completion); `ping` was removed → −32601.
 //!
 //! An `initialize` request (2025-11-25 `basic/lifecycle`) switches the process to
 //! **legacy** mode: a requested revision in [`LEGACY_REVISIONS`] is echoed, anything else
 //! is answered with [`LATEST_LEGACY_REVISION`]. Legacy methods: `initialize`, `ping`
-//! (→ `{}`), `tools/list`, `tools/call`. Batches (JSON arrays) are processed only in a
+//! (→ `{}`), `tools/list`, `tools/call`, and the server features of `features` (with
+//! `resources/subscribe`, `resources/unsubscribe` and `logging/setLevel`). Batches (JSON arrays) are processed only in a
 //! session negotiated at 2025-03-26; everywhere else a batch gets one −32600 with id
 //! null.
 //!
@@ -33,6 +35,7 @@
 //! id and nothing is sent for it afterwards. At EOF, in-flight calls are aborted (an
 //! `exec` child is killed), queued output is flushed and [`serve`] returns `Ok(())`.
 
+pub(crate) mod features;
 pub(crate) mod framing;
 pub(crate) mod server;
 

@@ -10,6 +10,7 @@ use serde_json::{json, Map, Value};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::{AbortHandle, JoinSet};
 
+use super::features;
 use super::{
     BATCH_REVISION, LATEST_LEGACY_REVISION, LEGACY_REVISIONS, LIST_TTL_MS, MODERN_REVISION,
 };
@@ -39,6 +40,16 @@ enum Era {
     Modern,
     /// After `initialize`: the negotiated legacy revision.
     Legacy(String),
+}
+
+impl Era {
+    /// The legacy revision, or `None` at 2026-07-28.
+    fn revision(&self) -> Option<&str> {
+        match self {
+            Era::Modern => None,
+            Era::Legacy(rev) => Some(rev),
+        }
+    }
 }
 
 /// Where a finished `tools/call` response goes.
@@ -152,6 +163,7 @@ fn tool_json(tool: &ToolDescriptor) -> Value {
         "description": tool.description,
         "inputSchema": tool.input_schema,
         "annotations": tool.annotations,
+        "outputSchema": features::outcome_schema(),
     })
 }
 
@@ -388,7 +400,7 @@ impl Server {
             matches!(method, "server/discover" | "tools/list" | "tools/call")
         } else {
             matches!(method, "ping" | "tools/list" | "tools/call")
-        };
+        } || features::handles(method, self.era.revision());
         if !known {
             return Handled::Reply(error(
                 id,
@@ -406,7 +418,7 @@ impl Server {
             "server/discover" => {
                 let result = Map::from_iter([
                     ("supportedVersions".to_owned(), json!([MODERN_REVISION])),
-                    ("capabilities".to_owned(), capabilities()),
+                    ("capabilities".to_owned(), features::capabilities(None)),
                     ("instructions".to_owned(), Value::from(INSTRUCTIONS)),
                     ("ttlMs".to_owned(), Value::from(LIST_TTL_MS)),
                     ("cacheScope".to_owned(), Value::from("public")),
@@ -414,7 +426,25 @@ impl Server {
                 Handled::Reply(response(id, self.finish(result)))
             }
             "tools/list" => Handled::Reply(self.tools_list(id, params.as_ref())),
-            _ => self.tools_call(id, params, in_batch),
+            "tools/call" => self.tools_call(id, params, in_batch),
+            "logging/setLevel" => match features::log_level(params.as_ref()) {
+                Ok(level) => {
+                    send(&self.queue, &response(id, json!({})));
+                    // The one message this server logs, at the level just set (the schema: the
+                    // server "should send all logs at this level and higher").
+                    send(
+                        &self.queue,
+                        &json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {
+                            "level": level,
+                            "logger": "parity-reference",
+                            "data": format!("log level set to {level}"),
+                        }}),
+                    );
+                    Handled::Nothing
+                }
+                Err((code, message)) => Handled::Reply(error(id, code, message)),
+            },
+            _ => self.feature(id, method.to_owned(), params, in_batch),
         }
     }
 
@@ -448,7 +478,7 @@ impl Server {
             id,
             json!({
                 "protocolVersion": chosen,
-                "capabilities": capabilities(),
+                "capabilities": features::capabilities(Some(chosen)),
                 "serverInfo": self.server_info,
                 "instructions": INSTRUCTIONS,
             }),
@@ -503,6 +533,52 @@ impl Server {
             result.insert("cacheScope".into(), Value::from("public"));
         }
         response(id, self.finish(result))
+    }
+
+    /// Answers a resources, prompts or completion request ([`features::handle`]) from a task:
+    /// these read the workspace through the dispatcher.
+    fn feature(
+        &mut self,
+        id: Value,
+        method: String,
+        params: Option<Value>,
+        in_batch: bool,
+    ) -> Handled {
+        let (slot, later) = if in_batch {
+            let (tx, rx) = oneshot::channel();
+            (Some(tx), Some(rx))
+        } else {
+            (None, None)
+        };
+        let dispatcher = Arc::clone(&self.dispatcher);
+        let era = self.era.clone();
+        let server_info = self.server_info.clone();
+        let queue = self.queue.clone();
+        let page_size = self.page_size;
+        self.tasks.spawn(async move {
+            let answer = features::handle(
+                &dispatcher,
+                &method,
+                params.as_ref(),
+                era.revision(),
+                page_size,
+            )
+            .await;
+            let reply = match answer {
+                Ok(result) => response(id, finish_result(&era, &server_info, result)),
+                Err((code, message)) => error(id, code, message),
+            };
+            match slot {
+                Some(slot) => {
+                    let _ = slot.send(reply);
+                }
+                None => send(&queue, &reply),
+            }
+        });
+        match later {
+            Some(rx) => Handled::Later(rx),
+            None => Handled::Nothing,
+        }
     }
 
     fn tools_call(&mut self, id: Value, params: Option<Value>, in_batch: bool) -> Handled {
@@ -584,10 +660,6 @@ fn finish_result(era: &Era, server_info: &Value, mut result: Map<String, Value>)
         result.insert("_meta".into(), json!({ META_SERVER_INFO: server_info }));
     }
     Value::Object(result)
-}
-
-fn capabilities() -> Value {
-    json!({"tools": {"listChanged": false}})
 }
 
 fn encode_cursor(start: usize) -> String {

@@ -22,7 +22,7 @@ mod profile;
 pub use profile::EquivalenceProfile;
 
 /// Generated tool-call arguments from JSON Schema, run seeded with shrinking (generated equivalence).
-pub mod gen;
+pub use crate::engine::gen;
 
 /// The equivalence checks: one per kind of equivalence case (`equivalence.scenario` for the
 /// scenario files' calls, `equivalence.generated` for the calls generated from `inputSchema`).
@@ -63,6 +63,8 @@ pub struct Plan {
     pub stateful: Vec<String>,
     /// Tools to generate for (empty: all).
     pub tools: Vec<String>,
+    /// Tools never called (the target's `[tools] never`), even when `tools` names them.
+    pub never: Vec<String>,
     /// Generated cases per tool (0: no generated cases).
     pub cases: u32,
     /// Generator seed.
@@ -626,6 +628,7 @@ pub async fn run(
                 for tool in tools {
                     let name = tool.get("name").and_then(Value::as_str).unwrap_or("");
                     if (!plan.tools.is_empty() && !plan.tools.iter().any(|t| t == name))
+                        || plan.never.iter().any(|t| t == name)
                         || !selected(&generated_case_id(name))
                     {
                         continue;

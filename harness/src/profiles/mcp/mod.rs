@@ -104,7 +104,7 @@ pub async fn run_mcp(
 
 /// Whether the check `id` runs in its binding's shared session ([`SHARES_SESSION`]).
 pub fn shares_session(id: &str) -> bool {
-    SHARES_SESSION.contains(&id)
+    SHARES_SESSION.contains(&id) || features::SHARES_SESSION.contains(&id)
 }
 
 macro_rules! active {
@@ -135,6 +135,8 @@ macro_rules! in_session {
         }
     };
 }
+
+pub mod features;
 
 fn violated(s: impl Into<String>) -> Status {
     Status::Violated(s.into())
@@ -856,51 +858,13 @@ async fn unsupported_version_body(_ctx: &Ctx, c: &mut Client) -> Status {
 }
 in_session!(unsupported_version, unsupported_version_body);
 
-/// Lists every tool, following `nextCursor`; stops at a repeated cursor or 1,000 pages.
-/// Returns the tools and the results, or a status when listing went wrong.
+/// Lists every tool, following `nextCursor` ([`features::walk`]). Returns the tools and the
+/// results, or a status when listing went wrong.
 async fn list_all(c: &mut Client) -> Result<(Vec<Value>, Vec<Value>), Status> {
-    let mut tools = Vec::new();
-    let mut results = Vec::new();
-    let mut seen: HashSet<String> = HashSet::new();
-    let mut cursor: Option<String> = None;
-    for _ in 0..1000 {
-        let params = match &cursor {
-            Some(cur) => json!({"cursor": cur}),
-            None => json!({}),
-        };
-        let reply = c
-            .request("tools/list", params)
-            .await
-            .map_err(|e| violated(e.to_string()))?;
-        if matches!(reply, Reply::Timeout) {
-            return Err(Status::Timeout(format!(
-                "tools/list got no response within {} ms",
-                c.timeout.as_millis()
-            )));
-        }
-        let Some(result) = reply.result().cloned() else {
-            return Err(violated(format!("tools/list failed: {}", reply.describe())));
-        };
-        if let Some(Value::Array(page)) = result.get("tools") {
-            tools.extend(page.iter().cloned());
-        }
-        let next = result.get("nextCursor").cloned();
-        results.push(result);
-        match next {
-            None | Some(Value::Null) => return Ok((tools, results)),
-            Some(Value::String(s)) => {
-                if !seen.insert(s.clone()) {
-                    return Err(violated(format!(
-                        "tools/list cursor {s:?} came back again after {} pages: the listing loops",
-                        results.len()
-                    )));
-                }
-                cursor = Some(s);
-            }
-            Some(other) => return Err(violated(format!("nextCursor is not a string: {other}"))),
-        }
+    match features::walk(c, "tools/list", "tools", false).await? {
+        Some(w) => Ok((w.items, w.results)),
+        None => Ok((Vec::new(), Vec::new())),
     }
-    Err(violated("tools/list did not end within 1,000 pages"))
 }
 
 async fn pagination_body(_ctx: &Ctx, c: &mut Client) -> Status {
@@ -1042,9 +1006,15 @@ async fn invalid_arguments_body(ctx: &Ctx, c: &mut Client) -> Status {
         t.pointer("/inputSchema/required")
             .and_then(Value::as_array)
             .is_some_and(|r| !r.is_empty())
+            && t.get("name")
+                .and_then(Value::as_str)
+                .is_some_and(|n| ctx.target.calls.allows(n))
     });
     let Some(tool) = pick else {
-        return Status::Skip("no tool declares a required argument".into());
+        return Status::Skip(
+            "no tool that may be called (outside `[tools] never`) declares a required argument"
+                .into(),
+        );
     };
     let name = tool.get("name").cloned().unwrap_or(Value::Null);
     let reply = match c
@@ -1301,7 +1271,12 @@ fn message_schema(input: &MonitorInput) -> Finding {
         let methods = c2s_methods(s);
         for v in s2c_messages(s) {
             let Some(o) = v.as_object() else { continue };
-            if o.contains_key("method") {
+            if let Some(m) = o.get("method").and_then(Value::as_str) {
+                if !o.contains_key("id") {
+                    for p in validate::validate_notification(m, o.get("params")) {
+                        problems.push(format!("[{}] {m}: {p}", s.case));
+                    }
+                }
                 continue;
             }
             if let Some(err) = o.get("error") {
@@ -1669,6 +1644,9 @@ pub fn catalogue() -> Vec<Check> {
             kind: active!(cancellation),
         },
     ]
+    .into_iter()
+    .chain(features::catalogue())
+    .collect()
 }
 
 /// The catalogue entry with this id.
@@ -1711,6 +1689,7 @@ mod tests {
             stdout_purity(&MonitorInput {
                 revision,
                 sessions: &s,
+                capabilities: &Value::Null,
             })
             .status
         };
@@ -1722,6 +1701,7 @@ mod tests {
         let status = stdout_purity(&MonitorInput {
             revision: "2026-07-28",
             sessions: &s,
+            capabilities: &Value::Null,
         })
         .status;
         assert!(matches!(status, Status::Violated(_)), "{status:?}");
@@ -1734,6 +1714,7 @@ mod tests {
         let input = MonitorInput {
             revision: "2026-07-28",
             sessions: &s,
+            capabilities: &Value::Null,
         };
         assert_eq!(result_type(&input).status, Status::Pass);
         assert_eq!(message_schema(&input).status, Status::Pass);
@@ -1742,6 +1723,7 @@ mod tests {
         let f = result_type(&MonitorInput {
             revision: "2026-07-28",
             sessions: &s,
+            capabilities: &Value::Null,
         });
         let Status::Violated(msg) = f.status else {
             panic!("expected a violation");

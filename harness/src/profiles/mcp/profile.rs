@@ -44,6 +44,9 @@ impl Profile for McpProfile {
                 t = crate::engine::reference::reference_target();
                 t.spec.line_cap = req.line_cap;
             }
+            // The target's declarations (the bundled reference's own, when it is the target).
+            t.calls = req.target.calls.clone();
+            t.prompt_arguments = req.target.prompt_arguments.clone();
             if req.slow_call.is_some() {
                 t.slow_call = req.slow_call.clone();
             }

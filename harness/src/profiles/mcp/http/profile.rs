@@ -141,7 +141,7 @@ async fn run_profile(
     } else {
         target.name.clone()
     };
-    run_mcp_http(&name, source, opts, line_cap).await
+    run_mcp_http_declared(&name, source, opts, line_cap, target).await
 }
 
 /// Runs the mcp-http profile against an endpoint, or a command parity starts (and shuts
@@ -154,6 +154,20 @@ pub async fn run_mcp_http(
     opts: &RunOptions,
     line_cap: usize,
 ) -> Result<RunReport, String> {
+    run_mcp_http_declared(name, source, opts, line_cap, &Target::default()).await
+}
+
+/// [`run_mcp_http`] with the declarations of `decl` a check reads: the tools it may call
+/// (`[tools]`) and the prompt argument values (`[prompts.<name>]`).
+///
+/// Errors: as [`run_mcp_http`].
+pub async fn run_mcp_http_declared(
+    name: &str,
+    source: FacadeSource,
+    opts: &RunOptions,
+    line_cap: usize,
+    decl: &Target,
+) -> Result<RunReport, String> {
     let (url, mut started) = match source {
         FacadeSource::Url(u) => (u, None),
         FacadeSource::Command(spec) => {
@@ -165,6 +179,8 @@ pub async fn run_mcp_http(
     spec.line_cap = line_cap;
     let mut t = McpTarget::new(name, spec);
     t.http = Some(url);
+    t.calls = decl.calls.clone();
+    t.prompt_arguments = decl.prompt_arguments.clone();
     let r = crate::profiles::mcp::run_mcp_with_scenarios(t, opts, &[]).await;
     if let Some(s) = started.as_mut() {
         s.peer.shutdown(opts.timing.grace).await;

@@ -392,6 +392,23 @@ pub fn scenario_step(tool: &str, generated: &Generated) -> String {
 }
 
 /// 32 seed bytes from a `u64`, by SplitMix64.
+/// `n` argument values valid against `schema` ([`valid_arguments`]), drawn deterministically
+/// from `seed` (the same schema and seed give the same values): the MCP profile's tool-result
+/// checks call a declared-safe tool with them and print the seed. Empty when the schema is over
+/// [`SIZE_BUDGET`] ([`check_size`]) or no value could be drawn.
+pub fn sample_valid(schema: &Value, seed: u64, n: usize) -> Vec<Value> {
+    use proptest::strategy::ValueTree;
+    if check_size(schema).is_err() {
+        return Vec::new();
+    }
+    let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &seed_bytes(seed));
+    let mut runner = TestRunner::new_with_rng(Config::default(), rng);
+    let strategy = valid_arguments(schema);
+    (0..n)
+        .filter_map(|_| strategy.new_tree(&mut runner).ok().map(|t| t.current()))
+        .collect()
+}
+
 fn seed_bytes(seed: u64) -> [u8; 32] {
     let mut state = seed;
     let mut bytes = [0u8; 32];
@@ -1668,6 +1685,15 @@ mod tests {
         let looped = json!({"$ref": "#/$defs/loop", "$defs": {"loop": {"$ref": "#/$defs/loop"}}});
         let mut runner = runner(1);
         valid_arguments(&looped).new_tree(&mut runner).unwrap();
+    }
+
+    #[test]
+    fn samples_are_valid_and_repeatable() {
+        let schema = json!({"type": "object", "properties": {"n": {"type": "integer", "minimum": 3}}, "required": ["n"]});
+        let a = sample_valid(&schema, 5, 3);
+        assert_eq!(a.len(), 3);
+        assert_eq!(a, sample_valid(&schema, 5, 3));
+        assert!(a.iter().all(|v| v["n"].as_i64().is_some_and(|n| n >= 3)));
     }
 
     #[test]
