@@ -32,8 +32,12 @@ pub const CALLS_PER_TOOL: usize = 2;
 const NO_SUCH: &str = "parity.invalid/no-such-resource-4b1d";
 
 /// The checks in this module that share their binding's session (they send only well-formed
-/// requests that change nothing).
+/// requests that change nothing, or undo what they change: `mcp.resources.subscribe`
+/// unsubscribes, and the level `mcp.logging.invalid-level` sends must be refused). Setting log
+/// levels and calling tools (declared safe, which is not declared stateless) get fresh sessions.
 pub const SHARES_SESSION: &[&str] = &[
+    "mcp.resources.subscribe",
+    "mcp.logging.invalid-level",
     "mcp.resources.pagination",
     "mcp.resources.invalid-cursor",
     "mcp.resources.uri",
@@ -652,6 +656,9 @@ async fn prompts_get_body(ctx: &Ctx, c: &mut Client) -> Status {
         if picks.len() == SAMPLE {
             break;
         }
+    }
+    if w.items.is_empty() {
+        return Status::Skip("the server lists no prompts".into());
     }
     if picks.is_empty() {
         return Status::Skip(format!(
