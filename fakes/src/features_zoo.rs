@@ -338,6 +338,85 @@ fn modern_level_checked_in(v: &mut Value) -> Option<Value> {
     (!known && is_modern_request(v)).then(|| error(v, -32602, "Invalid params: unknown logLevel"))
 }
 
+/// The `_meta` logLevel of the last 2026-07-28 request, for the response that follows it.
+static ASKED_LEVEL: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
+fn note_level_in(v: &mut Value) -> Option<Value> {
+    let level = v
+        .pointer("/params/_meta/io.modelcontextprotocol~1logLevel")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    if let Ok(mut l) = ASKED_LEVEL.lock() {
+        *l = level;
+    }
+    None
+}
+
+fn asked_level() -> Option<String> {
+    ASKED_LEVEL.lock().ok().and_then(|mut l| l.take())
+}
+
+/// Benign: refuses an unknown logLevel, and after the response to a request with a known one
+/// logs one message at exactly that level.
+fn benign_level_in(v: &mut Value) -> Option<Value> {
+    if let Some(refusal) = modern_level_checked_in(v) {
+        return Some(refusal);
+    }
+    note_level_in(v)
+}
+fn benign_level_out(m: Option<&str>, v: &mut Value, more: &mut Vec<Value>) {
+    modern_logging_declared(m, v, more);
+    if m.is_some() {
+        if let Some(level) = asked_level() {
+            more.push(json!({"jsonrpc": "2.0", "method": "notifications/message",
+                "params": {"level": level, "logger": "parity-fake", "data": "handled a request"}}));
+        }
+    }
+}
+
+/// Faulty: logs at debug after the response to any request that asked for a level.
+fn below_level_out(m: Option<&str>, v: &mut Value, more: &mut Vec<Value>) {
+    modern_logging_declared(m, v, more);
+    if m.is_some() && asked_level().is_some() {
+        more.push(json!({"jsonrpc": "2.0", "method": "notifications/message",
+            "params": {"level": "debug", "logger": "parity-fake", "data": "handled a request"}}));
+    }
+}
+
+// --- input-required retries --------------------------------------------------------------------
+
+const FAKE_STATE: &str = "parity-fake-request-state";
+
+/// A 2026-07-28 prompts/get without requestState asks for input (requestState only: parity
+/// declares no client capability); the retry is answered by `retry`.
+fn ask_input(v: &mut Value, retry: fn(&mut Value) -> Option<Value>) -> Option<Value> {
+    if method_of(v) != "prompts/get" || !is_modern_request(v) {
+        return None;
+    }
+    match v.pointer("/params/requestState") {
+        None => Some(
+            json!({"jsonrpc": "2.0", "id": v.get("id").cloned().unwrap_or(Value::Null),
+            "result": {"resultType": "input_required", "requestState": FAKE_STATE}}),
+        ),
+        Some(_) => retry(v),
+    }
+}
+fn retry_refused_in(v: &mut Value) -> Option<Value> {
+    ask_input(v, |v| Some(error(v, -32603, "request state lost")))
+}
+fn retry_served_in(v: &mut Value) -> Option<Value> {
+    ask_input(v, |v| {
+        if v.pointer("/params/requestState") != Some(&json!(FAKE_STATE)) {
+            return Some(error(v, -32602, "Invalid params: unknown requestState"));
+        }
+        if let Some(p) = v.get_mut("params").and_then(Value::as_object_mut) {
+            p.remove("requestState");
+            p.remove("inputResponses");
+        }
+        None
+    })
+}
+
 // --- cache hints, list stability -----------------------------------------------------------------
 
 fn strip_hints(m: Option<&str>, v: &mut Value, _: &mut Vec<Value>) {
@@ -455,6 +534,8 @@ pub(crate) fn faults() -> Vec<FaultInfo> {
         fault!("log-undeclared", "sends notifications/message after every response without declaring logging", ["mcp.logging.capability"], keep, log_undeclared),
         fault!("log-unrequested", "sends notifications/message after every response, at 2026-07-28 too where no request asked for one", ["mcp.modern.log-unrequested"], keep, log_always),
         fault!("modern-log-level-ignored", "declares logging at 2026-07-28 and serves a request whose _meta logLevel is no level", ["mcp.modern.log-level-invalid"], keep, modern_logging_declared),
+        fault!("modern-log-below-level", "declares logging at 2026-07-28 and logs at debug after a request that asked for logLevel error", ["mcp.modern.log-level-honoured"], note_level_in, below_level_out),
+        fault!("input-required-retry-refused", "at 2026-07-28 asks for input on prompts/get (requestState only) and refuses the retry with -32603", ["mcp.modern.input-required-retry"], retry_refused_in, same),
         fault!("list-no-cache-hints", "leaves ttlMs and cacheScope out of prompts/list, resources/list and resources/read at 2026-07-28", ["mcp.modern.cache-hints"], keep, strip_hints),
         fault!("list-varies", "lists one tool fewer on every second connection", ["mcp.modern.list-stable"], keep, list_varies),
         fault!("tools-order-varies", "lists its tools on one page, reversed on every second tools/list", ["mcp.modern.tools-order"], order_varies_in, order_varies),
@@ -481,9 +562,15 @@ pub(crate) fn benign() -> Vec<BenignInfo> {
         },
         BenignInfo {
             name: "benign-modern-logging",
-            description: "declares logging at 2026-07-28, refuses a request with an unknown _meta logLevel with -32602 and never logs unasked",
-            passes: &["mcp.modern.log-level-invalid", "mcp.modern.log-unrequested", "mcp.logging.capability"],
-            make: || layer(modern_level_checked_in, modern_logging_declared),
+            description: "declares logging at 2026-07-28, refuses a request with an unknown _meta logLevel with -32602, logs one message at the level a request asks for, and never logs unasked",
+            passes: &["mcp.modern.log-level-invalid", "mcp.modern.log-level-honoured", "mcp.modern.log-unrequested", "mcp.logging.capability"],
+            make: || layer(benign_level_in, benign_level_out),
+        },
+        BenignInfo {
+            name: "benign-input-required",
+            description: "at 2026-07-28 asks for input on prompts/get (requestState only) and serves the retry that echoes the state",
+            passes: &["mcp.modern.input-required-retry", "mcp.modern.input-required-shape", "mcp.modern.input-required-methods", "mcp.modern.input-required-undeclared", "mcp.prompts.get"],
+            make: || layer(retry_served_in, same),
         },
     ]
 }

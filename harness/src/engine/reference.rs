@@ -8,9 +8,14 @@ use serde_json::json;
 
 /// The checks the bundled reference skips by design, each at every binding it runs at: the
 /// 2026-07-28 logging rules, since the reference does not adopt logging at that revision (it
-/// deprecates logging and says new implementations SHOULD NOT adopt it); `parity selftest`
-/// proves them on the benign peer `benign-modern-logging` instead.
-pub const SKIPPED_BY_DESIGN: &[&str] = &["mcp.modern.log-level-invalid"];
+/// deprecates logging and says new implementations SHOULD NOT adopt it), and the input-required
+/// retry, since the reference never asks for input. `parity selftest` proves them on the
+/// benign peers `benign-modern-logging` and `benign-input-required` instead.
+pub const SKIPPED_BY_DESIGN: &[&str] = &[
+    "mcp.modern.log-level-invalid",
+    "mcp.modern.log-level-honoured",
+    "mcp.modern.input-required-retry",
+];
 
 /// The reference target: this binary's `reference mcp`, with its declared slow call.
 pub fn reference_target() -> McpTarget {

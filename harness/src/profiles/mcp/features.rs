@@ -53,6 +53,7 @@ pub const SHARES_SESSION: &[&str] = &[
     "mcp.completion.unknown-ref",
     "mcp.modern.log-level-invalid",
     "mcp.modern.tools-order",
+    "mcp.modern.input-required-retry",
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -137,6 +138,66 @@ async fn walk_required(c: &mut Client, method: &str, key: &str) -> Result<Walk, 
 
 fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)
+}
+
+/// The answer parity gives an input request of an `input_required` result (`basic/patterns/mrtr`),
+/// the same deterministic answers the driver gives legacy server requests: elicitation declined,
+/// no roots, the text "parity" for sampling.
+fn input_response(request: &Value) -> Value {
+    match str_of(request, "method") {
+        Some("roots/list") => json!({"roots": []}),
+        Some("sampling/createMessage") => json!({
+            "role": "assistant",
+            "content": {"type": "text", "text": "parity"},
+            "model": "parity-deterministic",
+            "stopReason": "endTurn"
+        }),
+        _ => json!({"action": "decline"}),
+    }
+}
+
+/// What a request gave, following one `input_required` result with the retry the pattern
+/// describes: the same method and params plus `inputResponses` (one answer per input request,
+/// [`input_response`]) and the exact `requestState`, under a new id. `retried` says whether a
+/// retry was sent.
+pub(super) struct Fetched {
+    pub(super) reply: Reply,
+    pub(super) retried: bool,
+}
+
+pub(super) async fn fetch(
+    c: &mut Client,
+    method: &str,
+    params: Value,
+) -> Result<Fetched, crate::transport::peer::PeerError> {
+    let reply = c.request(method, params.clone()).await?;
+    let Some(result) = reply.result() else {
+        return Ok(Fetched {
+            reply,
+            retried: false,
+        });
+    };
+    if str_of(result, "resultType") != Some("input_required") {
+        return Ok(Fetched {
+            reply,
+            retried: false,
+        });
+    }
+    let mut retry = params;
+    if let Some(asks) = result.get("inputRequests").and_then(Value::as_object) {
+        let answers: Map<String, Value> = asks
+            .iter()
+            .map(|(k, r)| (k.clone(), input_response(r)))
+            .collect();
+        retry["inputResponses"] = Value::Object(answers);
+    }
+    if let Some(state) = result.get("requestState") {
+        retry["requestState"] = state.clone();
+    }
+    Ok(Fetched {
+        reply: c.request(method, retry).await?,
+        retried: true,
+    })
 }
 
 /// The first of `items` whose `key` repeats an earlier one's.
@@ -438,8 +499,8 @@ async fn resources_read_body(_ctx: &Ctx, c: &mut Client) -> Status {
     let mut refused = Vec::new();
     let mut read = 0;
     for uri in &uris {
-        let reply = match c.request("resources/read", json!({"uri": uri})).await {
-            Ok(r) => r,
+        let reply = match fetch(c, "resources/read", json!({"uri": uri})).await {
+            Ok(f) => f.reply,
             Err(e) => return gone(c, e).await,
         };
         let Some(result) = reply.result() else {
@@ -674,8 +735,8 @@ async fn prompts_get_body(ctx: &Ctx, c: &mut Client) -> Status {
         if !arguments.is_empty() {
             params["arguments"] = Value::Object(arguments.clone());
         }
-        let reply = match c.request("prompts/get", params).await {
-            Ok(r) => r,
+        let reply = match fetch(c, "prompts/get", params).await {
+            Ok(f) => f.reply,
             Err(e) => return gone(c, e).await,
         };
         let Some(result) = reply.result() else {
@@ -1384,6 +1445,142 @@ fn input_required_undeclared(input: &MonitorInput) -> Finding {
     monitor_result(problems)
 }
 
+/// The requests `mcp.modern.input-required-retry` sends: a get of each listed prompt without
+/// required arguments (or with declared values) and a read of each listed resource, up to
+/// [`SAMPLE`] of each.
+async fn retry_candidates(ctx: &Ctx, c: &mut Client) -> Result<Vec<(String, Value)>, Status> {
+    let mut out = Vec::new();
+    if ctx.declares("prompts") {
+        let w = walk_required(c, "prompts/list", "prompts").await?;
+        for p in w.items.iter().take(SAMPLE) {
+            let Some(name) = str_of(p, "name") else {
+                continue;
+            };
+            let args = ctx
+                .target
+                .prompt_arguments
+                .get(name)
+                .cloned()
+                .unwrap_or_default();
+            if required_arguments(p).iter().all(|r| args.contains_key(r)) {
+                let mut params = json!({"name": name});
+                if !args.is_empty() {
+                    params["arguments"] = Value::Object(args);
+                }
+                out.push(("prompts/get".to_owned(), params));
+            }
+        }
+    }
+    if ctx.declares("resources") {
+        let w = walk_required(c, "resources/list", "resources").await?;
+        for uri in w.items.iter().filter_map(|r| str_of(r, "uri")).take(SAMPLE) {
+            out.push(("resources/read".to_owned(), json!({"uri": uri})));
+        }
+    }
+    Ok(out)
+}
+
+async fn input_required_retry_body(ctx: &Ctx, c: &mut Client) -> Status {
+    let candidates = match retry_candidates(ctx, c).await {
+        Ok(v) => v,
+        Err(s) => return s,
+    };
+    let mut retried = 0;
+    let mut problems = Vec::new();
+    for (method, params) in candidates {
+        let what = format!("{method} {}", clip(&params.to_string(), 120));
+        let f = match fetch(c, &method, params).await {
+            Ok(f) => f,
+            Err(e) => return gone(c, e).await,
+        };
+        if !f.retried {
+            continue;
+        }
+        retried += 1;
+        if f.reply.error().is_some() {
+            problems.push(format!(
+                "{what}: the retry carrying requestState and inputResponses was refused: {}",
+                f.reply.describe()
+            ));
+        } else if f.reply.result().is_none() {
+            return unanswered(&format!("the retry of {what}"), &f.reply);
+        }
+    }
+    if !problems.is_empty() {
+        return violated(problems.join("; "));
+    }
+    if retried == 0 {
+        return Status::Skip(
+            "no prompts/get or resources/read gave an input_required result: no retry to judge"
+                .into(),
+        );
+    }
+    Status::Pass
+}
+in_session!(input_required_retry, input_required_retry_body);
+
+/// The RFC 5424 rank of a level (debug 0 … emergency 7).
+fn level_rank(level: &str) -> Option<usize> {
+    crate::protocol::validate::LOG_LEVELS
+        .iter()
+        .position(|l| *l == level)
+}
+
+async fn log_level_honoured_body(ctx: &Ctx, c: &mut Client) -> Status {
+    const ASKED: &str = "error";
+    let method = if ctx.declares("tools") {
+        "tools/list"
+    } else {
+        "server/discover"
+    };
+    c.inbox.clear();
+    let reply = match c
+        .request(method, json!({"_meta": {META_LOG_LEVEL: ASKED}}))
+        .await
+    {
+        Ok(r) => r,
+        Err(e) => return gone(c, e).await,
+    };
+    if reply.result().is_none() && reply.error().is_none() {
+        return unanswered(&format!("{method} with `_meta` logLevel {ASKED:?}"), &reply);
+    }
+    let (late, _) = c.collect_for(ctx.timing.silence).await;
+    let messages: Vec<Value> = c
+        .inbox
+        .iter()
+        .chain(&late)
+        .filter_map(|i| i.value().cloned())
+        .filter(|v| str_of(v, "method") == Some("notifications/message"))
+        .collect();
+    if messages.is_empty() {
+        return Status::Skip(format!(
+            "no notifications/message came with {method} at `_meta` logLevel {ASKED:?}: nothing to judge"
+        ));
+    }
+    let floor = level_rank(ASKED).unwrap_or(0);
+    let below: Vec<String> = messages
+        .iter()
+        .filter(|m| {
+            m.pointer("/params/level")
+                .and_then(Value::as_str)
+                .and_then(level_rank)
+                .is_some_and(|r| r < floor)
+        })
+        .map(|m| clip(&m.to_string(), 160))
+        .collect();
+    if below.is_empty() {
+        Status::Pass
+    } else {
+        violated(format!(
+            "{} of {} log messages for a request at logLevel {ASKED:?} are below that level: {}",
+            below.len(),
+            messages.len(),
+            below.join("; ")
+        ))
+    }
+}
+in_session!(log_level_honoured, log_level_honoured_body);
+
 // ---------------------------------------------------------------------------------------------
 // The catalogue
 // ---------------------------------------------------------------------------------------------
@@ -1601,6 +1798,16 @@ pub fn catalogue() -> Vec<Check> {
             "logging",
             active!(modern_invalid_level),
         ),
+        c(
+            "mcp.modern.log-level-honoured",
+            "At 2026-07-28 the log messages that come with a request carrying `_meta` logLevel \"error\" are at that level or above; judged only when some message comes (a skip otherwise).",
+            Level::Robustness,
+            "the server MAY send notifications/message notifications for that request at or above the requested level",
+            "server/utilities/logging",
+            Revs::Modern,
+            "logging",
+            active!(log_level_honoured),
+        ),
         always(
             "mcp.modern.cache-hints",
             "At 2026-07-28 every complete result of server/discover, tools/list, prompts/list, resources/list, resources/templates/list and resources/read carries an integer `ttlMs` >= 0 and a `cacheScope` of \"public\" or \"private\", the same on every page of one list walk.",
@@ -1675,6 +1882,15 @@ pub fn catalogue() -> Vec<Check> {
             "basic/patterns/mrtr",
             Revs::Modern,
             CheckKind::Monitor(input_required_undeclared),
+        ),
+        always(
+            "mcp.modern.input-required-retry",
+            "At 2026-07-28, when a prompts/get or resources/read of a listed prompt or resource gives an input_required result, the retry with the same params, inputResponses (elicitation declined, no roots, sampling answered \"parity\") and the exact requestState is not refused with an error; judged only when some request asks for input.",
+            Level::Should,
+            "If the client fails to send all the information requested in a previous InputRequests, and the missing information is necessary for the server to process the request, the server SHOULD respond with a new InputRequiredResult requesting the missing information again, rather than returning an error.",
+            "basic/patterns/mrtr",
+            Revs::Modern,
+            active!(input_required_retry),
         ),
     ]
 }
