@@ -383,6 +383,36 @@ fn below_level_out(m: Option<&str>, v: &mut Value, more: &mut Vec<Value>) {
     }
 }
 
+// --- subscriptions ------------------------------------------------------------------------------
+
+fn is_ack(v: &Value) -> bool {
+    method_of(v) == "notifications/subscriptions/acknowledged"
+}
+
+/// A list-change notification goes out on the subscription before its acknowledgement.
+fn notify_before_ack(_: Option<&str>, v: &mut Value, more: &mut Vec<Value>) {
+    if is_ack(v) {
+        let meta = v.pointer("/params/_meta").cloned().unwrap_or(Value::Null);
+        let ack = std::mem::replace(
+            v,
+            json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed", "params": {"_meta": meta}}),
+        );
+        more.push(ack);
+    }
+}
+
+/// The acknowledgement honours prompt list changes, which nobody asked for.
+fn ack_superset(_: Option<&str>, v: &mut Value, _: &mut Vec<Value>) {
+    if is_ack(v) {
+        if let Some(n) = v
+            .pointer_mut("/params/notifications")
+            .and_then(Value::as_object_mut)
+        {
+            n.insert("promptsListChanged".into(), json!(true));
+        }
+    }
+}
+
 // --- input-required retries --------------------------------------------------------------------
 
 const FAKE_STATE: &str = "parity-fake-request-state";
@@ -536,6 +566,8 @@ pub(crate) fn faults() -> Vec<FaultInfo> {
         fault!("modern-log-level-ignored", "declares logging at 2026-07-28 and serves a request whose _meta logLevel is no level", ["mcp.modern.log-level-invalid"], keep, modern_logging_declared),
         fault!("modern-log-below-level", "declares logging at 2026-07-28 and logs at debug after a request that asked for logLevel error", ["mcp.modern.log-level-honoured"], note_level_in, below_level_out),
         fault!("input-required-retry-refused", "at 2026-07-28 asks for input on prompts/get (requestState only) and refuses the retry with -32603", ["mcp.modern.input-required-retry"], retry_refused_in, same),
+        fault!("listen-notify-before-ack", "sends notifications/tools/list_changed on a subscriptions/listen stream before its acknowledgement", ["mcp.modern.subscriptions-ack"], keep, notify_before_ack),
+        fault!("listen-ack-superset", "acknowledges prompt list changes that the subscriptions/listen request did not ask for", ["mcp.modern.subscriptions-ack"], keep, ack_superset),
         fault!("list-no-cache-hints", "leaves ttlMs and cacheScope out of prompts/list, resources/list and resources/read at 2026-07-28", ["mcp.modern.cache-hints"], keep, strip_hints),
         fault!("list-varies", "lists one tool fewer on every second connection", ["mcp.modern.list-stable"], keep, list_varies),
         fault!("tools-order-varies", "lists its tools on one page, reversed on every second tools/list", ["mcp.modern.tools-order"], order_varies_in, order_varies),

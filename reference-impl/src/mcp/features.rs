@@ -125,6 +125,25 @@ pub(crate) fn log_level(params: Option<&Value>) -> Result<String, (i64, String)>
     }
 }
 
+/// The 2026-07-28 `notifications/subscriptions/acknowledged` for a `subscriptions/listen`
+/// request `id` (`basic/patterns/subscriptions`): the honoured subset of the requested filter,
+/// which is empty, since the reference declares no `listChanged` and no `subscribe`, and the
+/// subscription id (the request's id) in `_meta`. `Err` (−32602) when `notifications` is not an
+/// object.
+pub(crate) fn acknowledgement(id: &Value, params: Option<&Value>) -> Result<Value, (i64, String)> {
+    match params.and_then(|p| p.get("notifications")) {
+        Some(Value::Object(_)) => Ok(json!({
+            "jsonrpc": "2.0",
+            "method": "notifications/subscriptions/acknowledged",
+            "params": {
+                "notifications": {},
+                "_meta": {"io.modelcontextprotocol/subscriptionId": id},
+            },
+        })),
+        _ => Err(invalid("`notifications` must be an object")),
+    }
+}
+
 type Answer = Result<Map<String, Value>, (i64, String)>;
 
 fn invalid(message: impl Into<String>) -> (i64, String) {

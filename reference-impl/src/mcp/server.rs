@@ -397,7 +397,10 @@ impl Server {
         }
         let modern = self.era == Era::Modern;
         let known = if modern {
-            matches!(method, "server/discover" | "tools/list" | "tools/call")
+            matches!(
+                method,
+                "server/discover" | "tools/list" | "tools/call" | "subscriptions/listen"
+            )
         } else {
             matches!(method, "ping" | "tools/list" | "tools/call")
         } || features::handles(method, self.era.revision());
@@ -427,6 +430,15 @@ impl Server {
             }
             "tools/list" => Handled::Reply(self.tools_list(id, params.as_ref())),
             "tools/call" => self.tools_call(id, params, in_batch),
+            "subscriptions/listen" => match features::acknowledgement(&id, params.as_ref()) {
+                // The stream stays open, with nothing more on it: this server offers no
+                // notification type. A `notifications/cancelled` for it ends it, unanswered.
+                Ok(ack) => {
+                    send(&self.queue, &ack);
+                    Handled::Nothing
+                }
+                Err((code, message)) => Handled::Reply(error(id, code, message)),
+            },
             "logging/setLevel" => match features::log_level(params.as_ref()) {
                 Ok(level) => {
                     send(&self.queue, &response(id, json!({})));

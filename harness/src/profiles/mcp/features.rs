@@ -1175,10 +1175,19 @@ async fn list_stable(ctx: &Ctx) -> Finding {
             let x: HashSet<&String> = first.iter().collect();
             let y: HashSet<&String> = second.iter().collect();
             if x != y {
-                let only_a: Vec<&&String> = x.difference(&y).collect();
-                let only_b: Vec<&&String> = y.difference(&x).collect();
+                let show = |d: Vec<&&String>| {
+                    let mut d: Vec<String> = d.iter().map(|n| format!("`{n}`")).collect();
+                    d.sort();
+                    if d.is_empty() {
+                        "none".to_string()
+                    } else {
+                        d.join(", ")
+                    }
+                };
                 problems.push(format!(
-                    "{method} gave different sets on two connections: only on the first {only_a:?}, only on the second {only_b:?}"
+                    "{method} gave different sets on two connections: only on the first {}, only on the second {}",
+                    show(x.difference(&y).collect()),
+                    show(y.difference(&x).collect())
                 ));
             }
         }
@@ -1213,8 +1222,9 @@ async fn tools_order_body(_ctx: &Ctx, c: &mut Client) -> Status {
         return Status::Pass;
     }
     violated(format!(
-        "two tools/list requests in one session listed the tools in different orders: {:?} then {:?}",
-        orders[0], orders[1]
+        "two tools/list requests in one session listed the tools in different orders: {} then {}",
+        orders[0].join(", "),
+        orders[1].join(", ")
     ))
 }
 in_session!(tools_order, tools_order_body);
@@ -1581,6 +1591,103 @@ async fn log_level_honoured_body(ctx: &Ctx, c: &mut Client) -> Status {
 }
 in_session!(log_level_honoured, log_level_honoured_body);
 
+/// The `_meta` key of every notification delivered on a `subscriptions/listen` stream.
+pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// The filter `mcp.modern.subscriptions-ack` asks for: tools and resources list changes, not
+/// prompts, so that an acknowledgement naming prompts acknowledges a type nobody requested.
+fn listen_filter() -> Value {
+    json!({"toolsListChanged": true, "resourcesListChanged": true})
+}
+
+async fn subscriptions_ack_body(_ctx: &Ctx, c: &mut Client) -> Status {
+    let id = c.fresh_id();
+    let params = c.with_meta(json!({"notifications": listen_filter()}));
+    let request =
+        json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": params});
+    if let Err(e) = c.peer.send_json(&request).await {
+        return gone(c, e).await;
+    }
+    let deadline = std::time::Instant::now() + c.timeout;
+    let verdict = loop {
+        let inb = match c.next_inbound(deadline).await {
+            Ok(inb) => inb,
+            Err(crate::transport::peer::Recv::Eof) => {
+                return unanswered("subscriptions/listen", &Reply::Eof)
+            }
+            Err(_) => {
+                return Status::Timeout(format!(
+                "subscriptions/listen got neither an acknowledgement nor a response within {} ms",
+                c.timeout.as_millis()
+            ))
+            }
+        };
+        let Some(v) = inb.value().cloned() else {
+            continue;
+        };
+        let method = str_of(&v, "method");
+        if method.is_none() && v.get("id") == Some(&id) {
+            // Answered at once: refused (a server with nothing to notify may not serve
+            // listen), or a result before any acknowledgement.
+            if v.get("error").is_some() {
+                break Status::Skip(format!(
+                    "subscriptions/listen was refused: {}",
+                    clip(&v.to_string(), 200)
+                ));
+            }
+            break violated(format!(
+                "subscriptions/listen was answered before any notifications/subscriptions/acknowledged: {}",
+                clip(&v.to_string(), 200)
+            ));
+        }
+        let Some(method) = method else {
+            continue;
+        };
+        if v.pointer("/params/_meta")
+            .and_then(|m| m.get(SUBSCRIPTION_ID))
+            != Some(&id)
+        {
+            continue;
+        }
+        if method != "notifications/subscriptions/acknowledged" {
+            break violated(format!(
+                "{method} came on the subscription before its acknowledgement: {}",
+                clip(&v.to_string(), 200)
+            ));
+        }
+        let Some(honoured) = v
+            .pointer("/params/notifications")
+            .and_then(Value::as_object)
+        else {
+            break violated(format!(
+                "the acknowledgement has no notifications object: {}",
+                clip(&v.to_string(), 200)
+            ));
+        };
+        let asked = listen_filter();
+        let extra: Vec<String> = honoured
+            .iter()
+            .filter(|(k, val)| **val != Value::Bool(false) && asked.get(k.as_str()).is_none())
+            .map(|(k, _)| format!("`{k}`"))
+            .collect();
+        break if extra.is_empty() {
+            Status::Pass
+        } else {
+            violated(format!(
+                "the acknowledgement honours {}, which the request {asked} did not ask for",
+                extra.join(", ")
+            ))
+        };
+    };
+    // End the stream as a stdio client does.
+    let cancel = json!({"requestId": id, "reason": "parity: the check is done"});
+    if let Err(e) = c.notify("notifications/cancelled", Some(cancel)).await {
+        return gone(c, e).await;
+    }
+    verdict
+}
+in_session!(subscriptions_ack, subscriptions_ack_body);
+
 // ---------------------------------------------------------------------------------------------
 // The catalogue
 // ---------------------------------------------------------------------------------------------
@@ -1882,6 +1989,15 @@ pub fn catalogue() -> Vec<Check> {
             "basic/patterns/mrtr",
             Revs::Modern,
             CheckKind::Monitor(input_required_undeclared),
+        ),
+        always(
+            "mcp.modern.subscriptions-ack",
+            "At 2026-07-28 subscriptions/listen (asking for tools and resources list changes) is first answered on the stream by notifications/subscriptions/acknowledged carrying the request's id as its subscriptionId, before any other notification of the subscription, and acknowledges no type it was not asked for; a server that refuses listen skips. Over stdio only.",
+            Level::Must,
+            "The server MUST send notifications/subscriptions/acknowledged as the first message carrying the subscription's ID",
+            "basic/patterns/subscriptions",
+            Revs::Modern,
+            active!(subscriptions_ack),
         ),
         always(
             "mcp.modern.input-required-retry",

@@ -21,7 +21,12 @@ use crate::transport::http::{HttpClient, HttpExchange, HttpRequest};
 /// (stdout purity, newline framing, stdin EOF) or that this bridge cannot carry faithfully
 /// (cancellation of an in-flight POST): such checks do not run over HTTP.
 pub fn stdio_only(id: &str) -> bool {
-    id.starts_with("mcp.stdio.") || id == "mcp.lifecycle.stdin-eof" || id == "mcp.base.cancellation"
+    id.starts_with("mcp.stdio.")
+        || id == "mcp.lifecycle.stdin-eof"
+        || id == "mcp.base.cancellation"
+        // The stream of a listen request is an SSE response over HTTP, which the bridge does
+        // not hand on event by event.
+        || id == "mcp.modern.subscriptions-ack"
 }
 
 /// A transport-neutral MCP check as it runs over Streamable HTTP: where its stdio quote names
