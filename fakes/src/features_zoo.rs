@@ -601,7 +601,7 @@ pub(crate) fn benign() -> Vec<BenignInfo> {
         BenignInfo {
             name: "benign-input-required",
             description: "at 2026-07-28 asks for input on prompts/get (requestState only) and serves the retry that echoes the state",
-            passes: &["mcp.modern.input-required-retry", "mcp.modern.input-required-shape", "mcp.modern.input-required-methods", "mcp.modern.input-required-undeclared", "mcp.prompts.get"],
+            passes: &["mcp.modern.input-required-retry", "mcp.modern.input-required-shape", "mcp.modern.input-required-methods", "mcp.modern.input-required-undeclared", "mcp.prompts.get", "mcp.base.message-schema"],
             make: || layer(retry_served_in, same),
         },
     ]

@@ -76,7 +76,15 @@ fn the_reference_passes_every_server_feature_check() {
         }
         assert_eq!(verdict, "pass", "{id}: {c}");
     }
-    // The tool-result check called only the tools the reference declares safe.
+    // The tool-result check ran in both eras and called only the tools the reference declares
+    // safe.
+    assert_eq!(
+        cases
+            .keys()
+            .filter(|id| id.starts_with("mcp.tools.structured-content@"))
+            .count(),
+        2
+    );
     for (id, c) in cases
         .iter()
         .filter(|(id, _)| id.starts_with("mcp.tools.structured-content@"))
@@ -104,6 +112,11 @@ fn without_a_declaration_no_tool_is_called_and_the_skip_says_how_to_declare() {
     ]);
     // Nothing executed: a run of skips only is not a pass.
     r.assert_code(3);
+    assert_eq!(
+        r.verdicts_of("mcp.tools.structured-content").len(),
+        2,
+        "{r}"
+    );
     for (id, v) in r.verdicts_of("mcp.tools.structured-content") {
         assert_eq!(v, "skip", "{id}\n{r}");
         let c = &r.cases()[&id];
@@ -258,6 +271,7 @@ fn declared_prompt_arguments_are_sent_and_bad_declarations_name_their_key() {
         "mcp.prompts.get@*",
     ]);
     r.assert_code(0);
+    assert_eq!(r.verdicts_of("mcp.prompts.get").len(), 2, "{r}");
     for (id, v) in r.verdicts_of("mcp.prompts.get") {
         assert_eq!(v, "pass", "{id}\n{r}");
         let ev = r.cases()[&id]["evidence"].to_string();

@@ -94,14 +94,18 @@ impl Row {
     }
     /// The reference passed every case of the check.
     ///
-    /// A check the reference skips by design (the 2026-07-28 logging rules: the reference does
-    /// not adopt logging there, as that revision advises) is clean when a benign peer that
-    /// lists it passes it instead: that peer is the correct implementation the check is proven
-    /// against.
+    /// A check the reference skips by design
+    /// ([`crate::engine::reference::SKIPPED_BY_DESIGN`]: the 2026-07-28 logging rules the
+    /// reference does not adopt, the input-required retry it never needs) is clean when a
+    /// benign peer that lists it passes it instead: that peer is the correct implementation the
+    /// check is proven against. Any other skip on the reference is not clean.
     pub fn reference_clean(&self) -> bool {
         match self.reference {
             Some(Verdict::Pass) => true,
-            Some(Verdict::Skip) => self.benign.iter().any(|(_, v)| *v == Verdict::Pass),
+            Some(Verdict::Skip) => {
+                crate::engine::reference::SKIPPED_BY_DESIGN.contains(&self.check.as_str())
+                    && self.benign.iter().any(|(_, v)| *v == Verdict::Pass)
+            }
             _ => false,
         }
     }

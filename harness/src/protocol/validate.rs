@@ -84,6 +84,11 @@ pub fn validate_result(method: &str, result: &Value, revision: &str) -> Vec<Stri
         "result",
         &mut errs,
     );
+    // A 2026-07-28 input-required result (prompts/get, resources/read, tools/call) has the
+    // shape of its own type, judged by the mcp.modern.input-required-* checks.
+    if modern && o.get("resultType").and_then(Value::as_str) == Some("input_required") {
+        return errs;
+    }
     match method {
         "initialize" => {
             want_str(o, "protocolVersion", "result", &mut errs);
@@ -269,36 +274,6 @@ pub const LOG_LEVELS: [&str; 8] = [
     "emergency",
 ];
 
-/// Validates the params of a server notification `method` at `revision`; only
-/// `notifications/message` is known (`level` one of [`LOG_LEVELS`], `data` present, `logger`
-/// a string when given). Returns the problems found.
-pub fn validate_notification(method: &str, params: Option<&Value>) -> Vec<String> {
-    let mut errs = Vec::new();
-    if method != "notifications/message" {
-        return errs;
-    }
-    let Some(o) = params.and_then(Value::as_object) else {
-        return vec!["notifications/message has no params object".into()];
-    };
-    match o.get("level").and_then(Value::as_str) {
-        Some(l) if LOG_LEVELS.contains(&l) => {}
-        Some(l) => errs.push(format!("params.level {l:?} is not an RFC 5424 level")),
-        None => errs.push("params.level is missing or not a string".into()),
-    }
-    if !o.contains_key("data") {
-        errs.push("params.data is missing".into());
-    }
-    opt_type(
-        o,
-        "logger",
-        Value::is_string,
-        "a string",
-        "params",
-        &mut errs,
-    );
-    errs
-}
-
 type ItemCheck = fn(&Value, &str, &str, &mut Vec<String>);
 
 fn list_of(
@@ -324,9 +299,7 @@ fn list_of(
         "result",
         errs,
     );
-    if Era::of(revision) == Era::Modern {
-        cache_hints(o, errs);
-    }
+    // The cache hints of these lists are mcp.modern.cache-hints', under the caching page.
 }
 
 /// `annotations` of a resource, template or content block: `audience` an array of
@@ -475,9 +448,16 @@ fn validate_resource_contents(c: &Value, path: &str, errs: &mut Vec<String>) {
     }
 }
 
+/// Whether `v` is a JSON integer >= 0, as JSON Schema counts integers (`60000.0` is one).
+pub fn non_negative_integer(v: &Value) -> bool {
+    v.as_u64().is_some()
+        || v.as_f64()
+            .is_some_and(|f| f.is_finite() && f >= 0.0 && f.fract() == 0.0)
+}
+
 fn cache_hints(o: &serde_json::Map<String, Value>, errs: &mut Vec<String>) {
     match o.get("ttlMs") {
-        Some(v) if v.as_u64().is_some() => {}
+        Some(v) if non_negative_integer(v) => {}
         Some(_) => errs.push("result.ttlMs is not a non-negative integer".into()),
         None => errs.push("result.ttlMs is missing".into()),
     }

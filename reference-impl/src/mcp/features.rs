@@ -268,9 +268,43 @@ async fn workspace_files(dispatcher: &Dispatcher) -> Result<Vec<String>, (i64, S
     Ok(names)
 }
 
+/// A workspace path as the path of a `workspace:///` URI: every byte outside RFC 3986's
+/// unreserved characters and `/` percent-encoded, so any file name gives a valid URI.
+pub(crate) fn uri_of(path: &str) -> String {
+    let mut uri = String::from(SCHEME_PREFIX);
+    for b in path.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
+            uri.push(char::from(b));
+        } else {
+            uri.push_str(&format!("%{b:02X}"));
+        }
+    }
+    uri
+}
+
+/// The workspace path of a `workspace:///` URI, percent-decoded; `None` for another URI or a
+/// path that does not decode to UTF-8.
+fn path_of(uri: &str) -> Option<String> {
+    let encoded = uri.strip_prefix(SCHEME_PREFIX)?;
+    let bytes = encoded.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = encoded.get(i + 1..i + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok().filter(|p| !p.is_empty())
+}
+
 fn resource_json(name: &str) -> Value {
     json!({
-        "uri": format!("{SCHEME_PREFIX}{name}"),
+        "uri": uri_of(name),
         "name": name,
         "mimeType": "text/plain",
     })
@@ -286,7 +320,7 @@ async fn read(dispatcher: &Dispatcher, uri: &str, modern: bool) -> Result<String
         };
         (code, format!("Resource not found: {uri}"))
     };
-    let Some(path) = uri.strip_prefix(SCHEME_PREFIX).filter(|p| !p.is_empty()) else {
+    let Some(path) = path_of(uri) else {
         return Err(not_found());
     };
     let outcome = dispatcher
@@ -412,7 +446,7 @@ fn get_prompt(params: &Map<String, Value>, revision: Option<&str>) -> Answer {
             if !matches!(revision, Some("2024-11-05" | "2025-03-26")) {
                 m.push(json!({"role": "user", "content": {
                     "type": "resource_link",
-                    "uri": format!("{SCHEME_PREFIX}{path}"),
+                    "uri": uri_of(path),
                     "name": path,
                     "mimeType": "text/plain"
                 }}));
@@ -477,6 +511,14 @@ mod tests {
         assert_eq!(decode_cursor("prompts", &c, 5), None);
         assert_eq!(decode_cursor("resources", &c, 2), None);
         assert_eq!(decode_cursor("resources", "bogus", 5), None);
+    }
+
+    #[test]
+    fn uris_are_percent_encoded_and_decoded() {
+        assert_eq!(uri_of("a b/é.txt"), "workspace:///a%20b/%C3%A9.txt");
+        assert_eq!(path_of(&uri_of("a b/é.txt")).as_deref(), Some("a b/é.txt"));
+        assert_eq!(path_of("workspace:///%zz"), None);
+        assert_eq!(path_of("file:///a"), None);
     }
 
     #[test]

@@ -156,15 +156,19 @@ fn send(queue: &mpsc::UnboundedSender<Vec<u8>>, message: &Value) {
 }
 
 /// The `Tool` object for `tools/list`.
-fn tool_json(tool: &ToolDescriptor) -> Value {
-    json!({
+fn tool_json(tool: &ToolDescriptor, era: &Era) -> Value {
+    let mut t = json!({
         "name": tool.name,
         "title": tool.title,
         "description": tool.description,
         "inputSchema": tool.input_schema,
         "annotations": tool.annotations,
-        "outputSchema": features::outcome_schema(),
-    })
+    });
+    // `outputSchema` exists from 2025-06-18.
+    if !matches!(era, Era::Legacy(r) if r == "2024-11-05" || r == "2025-03-26") {
+        t["outputSchema"] = features::outcome_schema();
+    }
+    t
 }
 
 /// The `CallToolResult` for an outcome, or `Err((code, message))` for a protocol error.
@@ -441,17 +445,20 @@ impl Server {
             },
             "logging/setLevel" => match features::log_level(params.as_ref()) {
                 Ok(level) => {
-                    send(&self.queue, &response(id, json!({})));
                     // The one message this server logs, at the level just set (the schema: the
-                    // server "should send all logs at this level and higher").
-                    send(
-                        &self.queue,
-                        &json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {
-                            "level": level,
-                            "logger": "parity-reference",
-                            "data": format!("log level set to {level}"),
-                        }}),
-                    );
+                    // server "should send all logs at this level and higher"), after the answer;
+                    // in a batch the answer goes into the batch's reply, which is sent later.
+                    let log = json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {
+                        "level": level,
+                        "logger": "parity-reference",
+                        "data": format!("log level set to {level}"),
+                    }});
+                    if in_batch {
+                        send(&self.queue, &log);
+                        return Handled::Reply(response(id, json!({})));
+                    }
+                    send(&self.queue, &response(id, json!({})));
+                    send(&self.queue, &log);
                     Handled::Nothing
                 }
                 Err((code, message)) => Handled::Reply(error(id, code, message)),
@@ -533,7 +540,7 @@ impl Server {
             .get(start..end)
             .unwrap_or_default()
             .iter()
-            .map(tool_json)
+            .map(|t| tool_json(t, &self.era))
             .collect();
         let mut result = Map::new();
         result.insert("tools".into(), Value::Array(page));

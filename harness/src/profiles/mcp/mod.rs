@@ -1271,12 +1271,7 @@ fn message_schema(input: &MonitorInput) -> Finding {
         let methods = c2s_methods(s);
         for v in s2c_messages(s) {
             let Some(o) = v.as_object() else { continue };
-            if let Some(m) = o.get("method").and_then(Value::as_str) {
-                if !o.contains_key("id") {
-                    for p in validate::validate_notification(m, o.get("params")) {
-                        problems.push(format!("[{}] {m}: {p}", s.case));
-                    }
-                }
+            if o.contains_key("method") {
                 continue;
             }
             if let Some(err) = o.get("error") {
@@ -1415,7 +1410,7 @@ pub fn catalogue() -> Vec<Check> {
         },
         Check {
             id: "mcp.base.message-schema",
-            requirement: "Every result and error the server sends has the shape its revision's schema gives (initialize, ping, server/discover, tools/list, tools/call, error objects); `resultType` is left to mcp.modern.result-type.",
+            requirement: "Every result and error the server sends has the shape its revision's schema gives (initialize, ping, server/discover, tools/list, tools/call, resources/list, resources/read, resources/templates/list, prompts/list, prompts/get, completion/complete, error objects; tool annotations and icons); `resultType` is left to mcp.modern.result-type, the cache hints of the lists other than tools/list to mcp.modern.cache-hints, and an input_required result to the mcp.modern.input-required-* checks.",
             level: Level::Must,
             quote: "result: This member is REQUIRED on success. The value of this member is determined by the method invoked on the Server. … code: A Number that indicates the error type that occurred. This MUST be an integer.",
             section: "jsonrpc-2.0#response_object",
