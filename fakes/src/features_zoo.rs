@@ -267,19 +267,7 @@ fn level_unknown_accepted_in(v: &mut Value) -> Option<Value> {
         let known = v
             .pointer("/params/level")
             .and_then(Value::as_str)
-            .is_some_and(|l| {
-                [
-                    "debug",
-                    "info",
-                    "notice",
-                    "warning",
-                    "error",
-                    "critical",
-                    "alert",
-                    "emergency",
-                ]
-                .contains(&l)
-            });
+            .is_some_and(|l| LEVELS.contains(&l));
         if !known {
             v["params"]["level"] = json!("info");
         }
@@ -320,16 +308,7 @@ fn modern_logging_declared(m: Option<&str>, v: &mut Value, _: &mut Vec<Value>) {
     }
 }
 
-const LEVELS: [&str; 8] = [
-    "debug",
-    "info",
-    "notice",
-    "warning",
-    "error",
-    "critical",
-    "alert",
-    "emergency",
-];
+use parity_reference::mcp::LOG_LEVELS as LEVELS;
 
 /// A 2026-07-28 request whose `_meta` logLevel is not a level is refused with -32602.
 fn modern_level_checked_in(v: &mut Value) -> Option<Value> {

@@ -40,7 +40,7 @@ pub(crate) const TEMPLATE: &str = "workspace:///{path}";
 /// `ttlMs` of results that follow the workspace, which `write_file` changes: stale at once.
 const LIVE_TTL_MS: u64 = 0;
 /// The eight RFC 5424 levels, in order (`server/utilities/logging`).
-pub(crate) const LOG_LEVELS: [&str; 8] = [
+pub const LOG_LEVELS: [&str; 8] = [
     "debug",
     "info",
     "notice",

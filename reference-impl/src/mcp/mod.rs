@@ -36,6 +36,9 @@
 //! `exec` child is killed), queued output is flushed and [`serve`] returns `Ok(())`.
 
 pub(crate) mod features;
+
+/// The eight RFC 5424 levels `logging/setLevel` accepts, in order (`server/utilities/logging`).
+pub use features::LOG_LEVELS;
 pub(crate) mod framing;
 pub(crate) mod server;
 

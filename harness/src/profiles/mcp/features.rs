@@ -211,6 +211,34 @@ pub(super) async fn fetch(
     })
 }
 
+/// The complete result of `method` for `what` ([`fetch`], so after one input-required retry):
+/// `Ok(None)` when it was refused or still asks for input (noted in `refused`), `Err` with the
+/// check's status when no answer came or the server stopped.
+async fn served(
+    c: &mut Client,
+    method: &str,
+    params: Value,
+    what: &str,
+    refused: &mut Vec<String>,
+) -> Result<Option<Value>, Status> {
+    let reply = match fetch(c, method, params).await {
+        Ok(f) => f.reply,
+        Err(e) => return Err(gone(c, e).await),
+    };
+    let Some(result) = reply.result() else {
+        if reply.error().is_some() {
+            refused.push(format!("{what}: {}", reply.describe()));
+            return Ok(None);
+        }
+        return Err(unanswered(&format!("{method} of {what}"), &reply));
+    };
+    if str_of(result, "resultType") == Some("input_required") {
+        refused.push(format!("{what}: the server asked for input"));
+        return Ok(None);
+    }
+    Ok(Some(result.clone()))
+}
+
 /// The first of `items` whose `key` repeats an earlier one's.
 fn repeated(items: &[Value], key: &str) -> Option<String> {
     let mut seen = HashSet::new();
@@ -512,21 +540,12 @@ async fn resources_read_body(_ctx: &Ctx, c: &mut Client) -> Status {
     let mut refused = Vec::new();
     let mut read = 0;
     for uri in &uris {
-        let reply = match fetch(c, "resources/read", json!({"uri": uri})).await {
-            Ok(f) => f.reply,
-            Err(e) => return gone(c, e).await,
+        let params = json!({"uri": uri});
+        let result = match served(c, "resources/read", params, uri, &mut refused).await {
+            Ok(Some(r)) => r,
+            Ok(None) => continue,
+            Err(s) => return s,
         };
-        let Some(result) = reply.result() else {
-            if reply.error().is_some() {
-                refused.push(format!("{uri}: {}", reply.describe()));
-                continue;
-            }
-            return unanswered(&format!("resources/read of {uri}"), &reply);
-        };
-        if str_of(result, "resultType") == Some("input_required") {
-            refused.push(format!("{uri}: the server asked for input"));
-            continue;
-        }
         read += 1;
         match result.get("contents").and_then(Value::as_array) {
             Some(items) => {
@@ -748,21 +767,11 @@ async fn prompts_get_body(ctx: &Ctx, c: &mut Client) -> Status {
         if !arguments.is_empty() {
             params["arguments"] = Value::Object(arguments.clone());
         }
-        let reply = match fetch(c, "prompts/get", params).await {
-            Ok(f) => f.reply,
-            Err(e) => return gone(c, e).await,
+        let result = match served(c, "prompts/get", params, name, &mut refused).await {
+            Ok(Some(r)) => r,
+            Ok(None) => continue,
+            Err(s) => return s,
         };
-        let Some(result) = reply.result() else {
-            if reply.error().is_some() {
-                refused.push(format!("{name}: {}", reply.describe()));
-                continue;
-            }
-            return unanswered(&format!("prompts/get of {name}"), &reply);
-        };
-        if str_of(result, "resultType") == Some("input_required") {
-            refused.push(format!("{name}: the server asked for input"));
-            continue;
-        }
         got += 1;
         for (i, m) in result
             .get("messages")
