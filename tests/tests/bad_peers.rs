@@ -180,6 +180,9 @@ fn exit_mid_call_gives_the_tool_checks_a_verdict() {
     let r = run_bad(
         "exit-mid-call",
         &[
+            // The reference's tools are annotated: its read-only ones may be called.
+            "--call-tools",
+            "read-only",
             "--timeout-multiplier",
             "1",
             "--slow-call",

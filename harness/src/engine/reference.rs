@@ -30,10 +30,19 @@ pub fn reference_target() -> McpTarget {
         tool_method: None,
         cancel_prompt: None,
         http: None,
-        // The reference's read-only tools: `status` always answers, the others with generated
-        // paths mostly refuse, which the result checks judge as well.
+        // Every tool of the reference is safe to call: it works in a workspace of its own, and
+        // `exec` runs only its allow-list.
         calls: crate::engine::check::CallPolicy {
-            safe: vec!["status".into(), "list_dir".into(), "read_file".into()],
+            safe: [
+                "read_file",
+                "write_file",
+                "list_dir",
+                "exec",
+                "status",
+                "retry",
+            ]
+            .map(String::from)
+            .to_vec(),
             never: Vec::new(),
             read_only: false,
         },

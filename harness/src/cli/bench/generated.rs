@@ -104,7 +104,7 @@ pub(super) fn generated_plan(calls: u32, seed: u64) -> Result<Plan, String> {
         compare_messages: target.equivalence.compare_messages,
         stateful: Vec::new(),
         tools: vec![GENERATED_TOOL.into()],
-        never: Vec::new(),
+        calls: crate::engine::check::CallPolicy::default(),
         cases: calls,
         seed,
         reference: true,

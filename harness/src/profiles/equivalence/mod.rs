@@ -63,8 +63,9 @@ pub struct Plan {
     pub stateful: Vec<String>,
     /// Tools to generate for (empty: all).
     pub tools: Vec<String>,
-    /// Tools never called (the target's `[tools] never`), even when `tools` names them.
-    pub never: Vec<String>,
+    /// The target's `[tools]` (docs/target.md): a tool in `never` gets no generated call, even
+    /// when `tools` names it.
+    pub calls: crate::engine::check::CallPolicy,
     /// Generated cases per tool (0: no generated cases).
     pub cases: u32,
     /// Generator seed.
@@ -625,12 +626,17 @@ pub async fn run(
         match discover_tools(&plan, timing).await {
             Err(e) => notes.push(format!("generated equivalence did not run: {e}")),
             Ok(tools) => {
+                // Equivalence compares surfaces the user set up over one backend of their own, so
+                // its calls are theirs to declare: every tool, or those `equivalence.tools`
+                // names; `never` (`[tools] never`) excludes a tool either way.
                 for tool in tools {
                     let name = tool.get("name").and_then(Value::as_str).unwrap_or("");
-                    if (!plan.tools.is_empty() && !plan.tools.iter().any(|t| t == name))
-                        || plan.never.iter().any(|t| t == name)
-                        || !selected(&generated_case_id(name))
-                    {
+                    let callable = (plan.tools.is_empty() || plan.tools.iter().any(|t| t == name))
+                        && plan.calls.allows(name);
+                    if !callable {
+                        continue;
+                    }
+                    if !selected(&generated_case_id(name)) {
                         continue;
                     }
                     let (plan, sem, control) = (plan.clone(), sem.clone(), control.clone());

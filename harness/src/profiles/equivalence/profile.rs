@@ -70,7 +70,7 @@ impl Profile for EquivalenceProfile {
                 compare_messages: target.equivalence.compare_messages,
                 stateful: target.equivalence.stateful.clone(),
                 tools: target.equivalence.tools.clone(),
-                never: target.calls.never.clone(),
+                calls: target.calls.clone(),
                 cases: req.cases.or(target.equivalence.cases).unwrap_or(100),
                 seed,
                 reference: req.is_reference || target.mcp.as_ref().is_some_and(|m| m.reference),
@@ -172,7 +172,7 @@ async fn selftest_run(acp_args: &[&str], checks: &[&str], cx: &SelftestContext) 
         compare_messages: false,
         stateful: target.equivalence.stateful.clone(),
         tools: Vec::new(),
-        never: Vec::new(),
+        calls: crate::engine::reference::reference_target().calls,
         cases: if checks.is_empty() || checks.contains(&"equivalence.generated") {
             40
         } else {

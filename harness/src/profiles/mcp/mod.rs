@@ -1006,15 +1006,13 @@ async fn invalid_arguments_body(ctx: &Ctx, c: &mut Client) -> Status {
         t.pointer("/inputSchema/required")
             .and_then(Value::as_array)
             .is_some_and(|r| !r.is_empty())
-            && t.get("name")
-                .and_then(Value::as_str)
-                .is_some_and(|n| ctx.target.calls.allows(n))
+            && ctx.target.calls.may_call(t)
     });
     let Some(tool) = pick else {
-        return Status::Skip(
-            "no tool that may be called (outside `[tools] never`) declares a required argument"
-                .into(),
-        );
+        return Status::Skip(format!(
+            "no tool parity may call declares a required argument: {}",
+            crate::engine::check::CallPolicy::HOW
+        ));
     };
     let name = tool.get("name").cloned().unwrap_or(Value::Null);
     let reply = match c
@@ -1600,7 +1598,7 @@ pub fn catalogue() -> Vec<Check> {
         },
         Check {
             id: "mcp.tools.invalid-arguments",
-            requirement: "tools/call without a tool's required arguments is a tool execution error (isError); up to 2025-06-18 a -32602 error is accepted too; never an internal error or a success.",
+            requirement: "tools/call without a tool's required arguments is a tool execution error (isError); up to 2025-06-18 a -32602 error is accepted too; never an internal error or a success. The tool is one parity may call (`[tools] safe`, or `--call-tools read-only` for tools annotated read-only and not destructive); without a declaration the check skips.",
             level: Level::Should,
             quote: "Any errors that originate from the tool SHOULD be reported inside the result object, with isError set to true, not as an MCP protocol-level error response.",
             section: "schema#calltoolresult",
