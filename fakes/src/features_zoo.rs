@@ -287,6 +287,14 @@ fn log_always(m: Option<&str>, _: &mut Value, more: &mut Vec<Value>) {
     }
 }
 
+/// Logs a message with a made-up level and no data after every response.
+fn log_bad_shape(m: Option<&str>, _: &mut Value, more: &mut Vec<Value>) {
+    if m.is_some() {
+        more.push(json!({"jsonrpc": "2.0", "method": "notifications/message",
+            "params": {"level": "verbose", "logger": "parity-fake"}}));
+    }
+}
+
 /// Declares no logging capability, and logs after every response all the same.
 fn log_undeclared(m: Option<&str>, v: &mut Value, more: &mut Vec<Value>) {
     if let Some(caps) = v
@@ -543,6 +551,7 @@ pub(crate) fn faults() -> Vec<FaultInfo> {
         fault!("log-undeclared", "sends notifications/message after every response without declaring logging", ["mcp.logging.capability"], keep, log_undeclared),
         fault!("log-unrequested", "sends notifications/message after every response, at 2026-07-28 too where no request asked for one", ["mcp.modern.log-unrequested"], keep, log_always),
         fault!("modern-log-level-ignored", "declares logging at 2026-07-28 and serves a request whose _meta logLevel is no level", ["mcp.modern.log-level-invalid"], keep, modern_logging_declared),
+        fault!("log-bad-shape", "sends notifications/message with the level \"verbose\" and no data after every response", ["mcp.logging.message-shape"], keep, log_bad_shape),
         fault!("modern-log-below-level", "declares logging at 2026-07-28 and logs at debug after a request that asked for logLevel error", ["mcp.modern.log-level-honoured"], note_level_in, below_level_out),
         fault!("input-required-retry-refused", "at 2026-07-28 asks for input on prompts/get (requestState only) and refuses the retry with -32603", ["mcp.modern.input-required-retry"], retry_refused_in, same),
         fault!("listen-notify-before-ack", "sends notifications/tools/list_changed on a subscriptions/listen stream before its acknowledgement", ["mcp.modern.subscriptions-ack"], keep, notify_before_ack),
@@ -574,7 +583,7 @@ pub(crate) fn benign() -> Vec<BenignInfo> {
         BenignInfo {
             name: "benign-modern-logging",
             description: "declares logging at 2026-07-28, refuses a request with an unknown _meta logLevel with -32602, logs one message at the level a request asks for, and never logs unasked",
-            passes: &["mcp.modern.log-level-invalid", "mcp.modern.log-level-honoured", "mcp.modern.log-unrequested", "mcp.logging.capability"],
+            passes: &["mcp.modern.log-level-invalid", "mcp.modern.log-level-honoured", "mcp.modern.log-unrequested", "mcp.logging.capability", "mcp.logging.message-shape", "mcp.logging.set-level"],
             make: || layer(benign_level_in, benign_level_out),
         },
         BenignInfo {

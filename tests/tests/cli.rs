@@ -45,11 +45,7 @@ fn reference_run_passes_every_case_in_both_eras() {
     r.assert_code(0);
     let verdicts = r.console_verdicts();
     assert!(!verdicts.is_empty(), "no case lines\n{r}");
-    let by_design = |id: &str| {
-        parity_harness::engine::reference::SKIPPED_BY_DESIGN
-            .iter()
-            .any(|c| id.starts_with(&format!("{c}@")))
-    };
+    let by_design = |id: &str| parity_harness::engine::reference::skipped_by_design(id);
     let not_pass: Vec<_> = verdicts
         .iter()
         .filter(|(id, v)| *v != "PASS" && !(by_design(id) && *v == "SKIP"))
@@ -136,11 +132,7 @@ fn json_report_has_every_field_per_case() {
     // Every case passes, but for the reference's skips by design (2026-07-28 logging).
     let by_design = cases
         .keys()
-        .filter(|id| {
-            parity_harness::engine::reference::SKIPPED_BY_DESIGN
-                .iter()
-                .any(|c| id.starts_with(&format!("{c}@")))
-        })
+        .filter(|id| parity_harness::engine::reference::skipped_by_design(id))
         .count();
     assert_eq!(
         report.pointer("/summary/pass").and_then(Value::as_u64),
@@ -200,9 +192,7 @@ fn json_report_has_every_field_per_case() {
             ["MUST", "MUST NOT", "SHOULD", "SHOULD NOT", "robustness"].contains(&level),
             "{id}: level {level:?}"
         );
-        let by_design = parity_harness::engine::reference::SKIPPED_BY_DESIGN
-            .iter()
-            .any(|c| id.starts_with(&format!("{c}@")));
+        let by_design = parity_harness::engine::reference::skipped_by_design(id);
         let want = if by_design { "skip" } else { "pass" };
         assert_eq!(field("verdict").as_str(), Some(want), "{id}");
         assert!(field("evidence").is_array(), "{id}: evidence is an array");

@@ -6,16 +6,28 @@ use crate::engine::check::{McpTarget, SlowCall};
 use crate::transport::peer::PeerSpec;
 use serde_json::json;
 
-/// The checks the bundled reference skips by design, each at every binding it runs at: the
-/// 2026-07-28 logging rules, since the reference does not adopt logging at that revision (it
-/// deprecates logging and says new implementations SHOULD NOT adopt it), and the input-required
+/// The checks the bundled reference skips by design, with the revision they skip at (`None`:
+/// every revision they run at): the 2026-07-28 logging rules, since the reference does not
+/// adopt logging at that revision (it deprecates logging and says new implementations SHOULD
+/// NOT adopt it), so it sends no `notifications/message` there either; and the input-required
 /// retry, since the reference never asks for input. `parity selftest` proves them on the
 /// benign peers `benign-modern-logging` and `benign-input-required` instead.
-pub const SKIPPED_BY_DESIGN: &[&str] = &[
-    "mcp.modern.log-level-invalid",
-    "mcp.modern.log-level-honoured",
-    "mcp.modern.input-required-retry",
+pub const SKIPPED_BY_DESIGN: &[(&str, Option<&str>)] = &[
+    ("mcp.modern.log-level-invalid", None),
+    ("mcp.modern.log-level-honoured", None),
+    ("mcp.logging.message-shape", Some("2026-07-28")),
+    ("mcp.modern.input-required-retry", None),
 ];
+
+/// Whether the case `check@binding#revision` is one the reference skips by design
+/// ([`SKIPPED_BY_DESIGN`]).
+pub fn skipped_by_design(case_id: &str) -> bool {
+    let (check, rest) = case_id.split_once('@').unwrap_or((case_id, ""));
+    let revision = rest.rsplit_once('#').map_or("", |(_, r)| r);
+    SKIPPED_BY_DESIGN
+        .iter()
+        .any(|(c, rev)| *c == check && rev.is_none_or(|r| r == revision))
+}
 
 /// The reference target: this binary's `reference mcp`, with its declared slow call.
 pub fn reference_target() -> McpTarget {
@@ -30,19 +42,14 @@ pub fn reference_target() -> McpTarget {
         tool_method: None,
         cancel_prompt: None,
         http: None,
-        // Every tool of the reference is safe to call: it works in a workspace of its own, and
-        // `exec` runs only its allow-list.
+        // The reference's tools that change nothing: calling `write_file` or `exec` with
+        // generated arguments is harmless in its own workspace, but over HTTP one facade serves
+        // every session from one workspace, and a file written by one check would change the
+        // resources another lists.
         calls: crate::engine::check::CallPolicy {
-            safe: [
-                "read_file",
-                "write_file",
-                "list_dir",
-                "exec",
-                "status",
-                "retry",
-            ]
-            .map(String::from)
-            .to_vec(),
+            safe: ["read_file", "list_dir", "status"]
+                .map(String::from)
+                .to_vec(),
             never: Vec::new(),
             read_only: false,
         },

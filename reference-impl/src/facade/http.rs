@@ -498,6 +498,8 @@ async fn post_mcp(
     }
 
     let mut responses = Vec::new();
+    // Notifications sent before the reply on its SSE stream (none in JSON mode).
+    let mut leading: Vec<Value> = Vec::new();
     let mut status = StatusCode::OK;
     for item in items {
         let Some(obj) = item.as_object() else {
@@ -570,6 +572,17 @@ async fn post_mcp(
             }
             Era::Legacy(rev) => match method {
                 "ping" => Ok(json!({})),
+                // With a workspace the facade logs one message at the level just set, as the
+                // stdio server does; it reaches the client in SSE mode only (a JSON reply is one
+                // object).
+                "logging/setLevel" if app.service.features().is_some() => {
+                    crate::mcp::features::log_level(params).map(|level| {
+                        leading.push(json!({"jsonrpc": "2.0", "method": "notifications/message",
+                            "params": {"level": level, "logger": "parity-reference-facade",
+                                "data": format!("log level set to {level}")}}));
+                        json!({})
+                    })
+                }
                 "tools/list" => Ok(Value::Object(app.service.tools_list(ctx.as_ref()))),
                 "tools/call" => app
                     .service
@@ -653,12 +666,12 @@ async fn post_mcp(
             HeaderValue::from_static("text/event-stream"),
         );
         extra.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-        (
-            status,
-            extra,
-            format!("event: message\ndata: {payload}\n\n"),
-        )
-            .into_response()
+        let mut body: String = leading
+            .iter()
+            .map(|n| format!("event: message\ndata: {n}\n\n"))
+            .collect();
+        body.push_str(&format!("event: message\ndata: {payload}\n\n"));
+        (status, extra, body).into_response()
     } else {
         extra.insert(
             header::CONTENT_TYPE,

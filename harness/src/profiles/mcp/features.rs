@@ -1051,6 +1051,41 @@ fn logging_capability(input: &MonitorInput) -> Finding {
     monitor_result(problems)
 }
 
+fn log_message_shape(input: &MonitorInput) -> Finding {
+    let levels = crate::protocol::validate::LOG_LEVELS;
+    let mut problems = Vec::new();
+    let mut seen = 0;
+    for s in input.sessions {
+        for m in log_messages(s) {
+            seen += 1;
+            let mut wrong = Vec::new();
+            match m.pointer("/params/level").and_then(Value::as_str) {
+                Some(l) if levels.contains(&l) => {}
+                Some(l) => wrong.push(format!("level {l:?} is not an RFC 5424 level")),
+                None => wrong.push("no string level".to_string()),
+            }
+            if m.pointer("/params/data").is_none() {
+                wrong.push("no data".to_string());
+            }
+            if m.pointer("/params/logger").is_some_and(|l| !l.is_string()) {
+                wrong.push("a logger that is not a string".to_string());
+            }
+            if !wrong.is_empty() {
+                problems.push(format!(
+                    "[{}] notifications/message with {}: {}",
+                    s.case,
+                    wrong.join(", "),
+                    clip(&m.to_string(), 160)
+                ));
+            }
+        }
+    }
+    if seen == 0 {
+        return Finding::skip("no notifications/message came in this era's sessions");
+    }
+    monitor_result(problems)
+}
+
 fn log_unrequested(input: &MonitorInput) -> Finding {
     let mut problems = Vec::new();
     for s in input.sessions.iter().filter(|s| !asked_for_logs(s)) {
@@ -1940,6 +1975,15 @@ pub fn catalogue() -> Vec<Check> {
             "server/utilities/logging#capabilities",
             Revs::All,
             CheckKind::Monitor(logging_capability),
+        ),
+        always(
+            "mcp.logging.message-shape",
+            "Every notifications/message carries a `level` that is one of the eight RFC 5424 levels and a `data` member (and a string `logger` when it has one); skips when no message comes.",
+            Level::Robustness,
+            "level: The severity of this log message. … data: The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here.",
+            "schema#loggingmessagenotification",
+            Revs::All,
+            CheckKind::Monitor(log_message_shape),
         ),
         always(
             "mcp.modern.log-unrequested",
