@@ -1333,13 +1333,24 @@ async fn structured_content_body(ctx: &Ctx, c: &mut Client) -> Status {
     let policy: &CallPolicy = &ctx.target.calls;
     // Every tool parity may call is called (`mcp.tools.result-content` judges the content of
     // each result); the structured results of those with an outputSchema are judged here.
-    let callable: Vec<&Value> = w
-        .items
-        .iter()
-        .filter(|t| policy.may_call(t))
-        .take(SAMPLE)
-        .collect();
+    // The tools with an outputSchema first, so that the sample of five judges them.
+    let mut callable: Vec<&Value> = w.items.iter().filter(|t| policy.may_call(t)).collect();
+    callable.sort_by_key(|t| !t.get("outputSchema").is_some_and(Value::is_object));
+    callable.truncate(SAMPLE);
     if callable.is_empty() {
+        let listed: HashSet<&str> = w.items.iter().filter_map(|t| str_of(t, "name")).collect();
+        let unknown: Vec<String> = policy
+            .safe
+            .iter()
+            .filter(|n| !listed.contains(n.as_str()))
+            .map(|n| format!("`{n}`"))
+            .collect();
+        if !unknown.is_empty() {
+            return Status::Skip(format!(
+                "no tool may be called: `[tools] safe` names {}, which the server does not list",
+                unknown.join(", ")
+            ));
+        }
         return Status::Skip(format!("no tool may be called: {}", CallPolicy::HOW));
     }
     let mut problems = Vec::new();
@@ -1418,7 +1429,7 @@ async fn structured_content_body(ctx: &Ctx, c: &mut Client) -> Status {
     }
     if with_schema == 0 {
         return Status::Skip(
-            "none of the tools parity may call declares an outputSchema (their results go to mcp.tools.result-content)".into(),
+            "none of the tools parity may call declares an outputSchema (the calls' results go to mcp.tools.result-content)".into(),
         );
     }
     if judged == 0 {
@@ -2025,7 +2036,7 @@ pub fn catalogue() -> Vec<Check> {
         ),
         always(
             "mcp.modern.list-stable",
-            "At 2026-07-28 connections get the same set of tools, prompts and resources (each list the server declares): of three connections in turn, the second differs from the first and third, which agree (lists that change over time skip).",
+            "At 2026-07-28 connections get the same set of tools, prompts and resources (each list the server declares). Three connections are listed in turn: a set only the second one shows differently fails; sets that change over time (the first and third differ) skip.",
             Level::MustNot,
             "MUST NOT vary per-connection or as a side effect of other requests on the connection",
             "server/tools#listing-tools",
@@ -2044,7 +2055,7 @@ pub fn catalogue() -> Vec<Check> {
         ),
         c(
             "mcp.tools.structured-content",
-            "Up to five tools the target lets parity call (`[tools] safe`, or `--call-tools read-only` for tools annotated read-only and not destructive) are called twice each with arguments generated from their inputSchema (seeded by the name); a tool that declares an outputSchema returns, when it succeeds, structuredContent that validates against it.",
+            "Up to five tools the target lets parity call (those with an outputSchema first) (`[tools] safe`, or `--call-tools read-only` for tools annotated read-only and not destructive) are called twice each with arguments generated from their inputSchema (seeded by the name); a tool that declares an outputSchema returns, when it succeeds, structuredContent that validates against it.",
             Level::Must,
             "Servers MUST provide structured results that conform to this schema.",
             "server/tools#output-schema",
