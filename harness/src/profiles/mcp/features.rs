@@ -249,6 +249,18 @@ fn repeated(items: &[Value], key: &str) -> Option<String> {
         .map(str::to_owned)
 }
 
+/// The verdict of a check that judged `judged` answers: a violation naming every problem, a
+/// skip saying `nothing` when no answer could be judged, else a pass.
+fn verdict_of(problems: &[String], judged: usize, nothing: impl FnOnce() -> String) -> Status {
+    if !problems.is_empty() {
+        violated(problems.join("; "))
+    } else if judged == 0 {
+        Status::Skip(nothing())
+    } else {
+        Status::Pass
+    }
+}
+
 async fn invalid_cursor(c: &mut Client, method: &str) -> Status {
     let reply = match c
         .request(method, json!({"cursor": "parity-invalid-cursor-\u{1F50D}"}))
@@ -556,17 +568,13 @@ async fn resources_read_body(_ctx: &Ctx, c: &mut Client) -> Status {
             None => problems.push(format!("{uri}: the result has no contents array")),
         }
     }
-    if !problems.is_empty() {
-        return violated(problems.join("; "));
-    }
-    if read == 0 {
-        return Status::Skip(format!(
+    verdict_of(&problems, read, || {
+        format!(
             "none of the {} listed resources sampled could be read: {}",
             uris.len(),
             refused.join("; ")
-        ));
-    }
-    Status::Pass
+        )
+    })
 }
 in_session!(resources_read, resources_read_body);
 
@@ -789,17 +797,13 @@ async fn prompts_get_body(ctx: &Ctx, c: &mut Client) -> Status {
             }
         }
     }
-    if !problems.is_empty() {
-        return violated(problems.join("; "));
-    }
-    if got == 0 {
-        return Status::Skip(format!(
+    verdict_of(&problems, got, || {
+        format!(
             "none of the {} prompts tried could be got: {}",
             picks.len(),
             refused.join("; ")
-        ));
-    }
-    Status::Pass
+        )
+    })
 }
 in_session!(prompts_get, prompts_get_body);
 
@@ -926,16 +930,9 @@ async fn completion_body(ctx: &Ctx, c: &mut Client) -> Status {
             problems.push(format!("{what} returned {n} values, over the 100 allowed"));
         }
     }
-    if !problems.is_empty() {
-        return violated(problems.join("; "));
-    }
-    if answered == 0 {
-        return Status::Skip(format!(
-            "every completion was refused: {}",
-            refused.join("; ")
-        ));
-    }
-    Status::Pass
+    verdict_of(&problems, answered, || {
+        format!("every completion was refused: {}", refused.join("; "))
+    })
 }
 in_session!(completion, completion_body);
 
@@ -1617,16 +1614,9 @@ async fn input_required_retry_body(ctx: &Ctx, c: &mut Client) -> Status {
             return unanswered(&format!("the retry of {what}"), &f.reply);
         }
     }
-    if !problems.is_empty() {
-        return violated(problems.join("; "));
-    }
-    if retried == 0 {
-        return Status::Skip(
-            "no prompts/get or resources/read gave an input_required result: no retry to judge"
-                .into(),
-        );
-    }
-    Status::Pass
+    verdict_of(&problems, retried, || {
+        "no prompts/get or resources/read gave an input_required result: no retry to judge".into()
+    })
 }
 in_session!(input_required_retry, input_required_retry_body);
 
