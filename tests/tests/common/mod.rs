@@ -362,3 +362,28 @@ pub fn kill_pid(pid: i32) {
         .stderr(Stdio::null())
         .status();
 }
+
+/// The body of the fenced block that follows the marker `<!-- example: NAME -->` in
+/// `docs/<doc>` (the worked examples of the docs, loaded by the tests so they stay true).
+/// Panics, naming the doc and the example, when the marker or its fenced block is missing.
+pub fn docs_example(doc: &str, name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("docs")
+        .join(doc);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("docs/{doc}: {e}"));
+    let marker = format!("<!-- example: {name} -->");
+    let after = text
+        .split_once(&marker)
+        .unwrap_or_else(|| panic!("docs/{doc} has no `{marker}`"))
+        .1;
+    let open = after
+        .find("```")
+        .unwrap_or_else(|| panic!("docs/{doc}: no fenced block after `{marker}`"));
+    let body = &after[open + 3..];
+    let body = &body[body.find('\n').map_or(0, |i| i + 1)..];
+    let close = body
+        .find("\n```")
+        .unwrap_or_else(|| panic!("docs/{doc}: the block after `{marker}` is not closed"));
+    body[..close + 1].to_string()
+}
