@@ -990,6 +990,118 @@ impl Fault for NoExtensions {
     }
 }
 
+/// The tool method of the wrapped-call agent ([`WrappedCall`]).
+pub const WRAPPED_CALL_METHOD: &str = "_acme/call";
+
+/// How a target declares the wrapped-call agent's tool method, params and results: the keys
+/// of its `[surfaces.acp]` table after `command` (docs/target.md §"Calls and results in
+/// another shape" has the same declaration as a worked example).
+pub const WRAPPED_CALL_DECLARATION: &str = r#"tool_method = "_acme/call"
+params = { sessionId = "{session}", call = { "{tool}" = "{arguments}" } }
+
+[surfaces.acp.outcome]
+kind = "/status"
+ok = "ok"
+refused = "refused"
+tool_error = "error"
+value = "/value"
+code = "/code"
+message = "/message"
+warnings = "/notes"
+"#;
+
+/// An agent whose own tool method wraps a call differently from the reference's: it serves
+/// [`WRAPPED_CALL_METHOD`] with params `{"sessionId": S, "call": {"<tool>": {arguments}}}`
+/// (anything else is −32602) and answers `{"status": "ok", "value": V, "notes": [..]}`,
+/// `{"status": "refused", "code": C, "message": M, "notes": [..]}` or
+/// `{"status": "error", "message": M, "notes": [..]}`; the reference's `_parity/tool` is a
+/// method it does not have (−32601), and `agentCapabilities._meta` names its own method.
+#[derive(Default)]
+struct WrappedCall {
+    methods: Methods,
+    calls: HashSet<String>,
+}
+impl Fault for WrappedCall {
+    fn on_input(&mut self, line: &[u8], io: &mut Io) -> Flow {
+        self.methods.note(line);
+        let Some(mut v) = parse(line) else {
+            io.to_server.push(line.to_vec());
+            return Flow::Continue;
+        };
+        match (request_method(&v), v.get("id").cloned()) {
+            (Some(TOOL_METHOD), Some(id)) => {
+                emit(io, &error_reply(&id, -32601, "Method not found"));
+                return Flow::Continue;
+            }
+            (Some(WRAPPED_CALL_METHOD), Some(id)) => {
+                let call = v
+                    .pointer("/params/call")
+                    .and_then(Value::as_object)
+                    .filter(|c| c.len() == 1)
+                    .and_then(|c| c.iter().next())
+                    .map(|(tool, args)| (tool.clone(), args.clone()));
+                let Some((tool, arguments)) = call else {
+                    emit(
+                        io,
+                        &error_reply(
+                            &id,
+                            -32602,
+                            "Invalid params: expected {\"sessionId\": …, \"call\": {\"<tool>\": {…}}}",
+                        ),
+                    );
+                    return Flow::Continue;
+                };
+                let session = v.pointer("/params/sessionId").cloned();
+                v["method"] = json!(TOOL_METHOD);
+                v["params"] = json!({"name": tool, "arguments": arguments});
+                if let Some(s) = session {
+                    v["params"]["sessionId"] = s;
+                }
+                self.calls.insert(id_key(&id));
+                io.to_server
+                    .push(serde_json::to_vec(&v).unwrap_or_default());
+                return Flow::Continue;
+            }
+            _ => {}
+        }
+        io.to_server.push(line.to_vec());
+        Flow::Continue
+    }
+    fn on_output(&mut self, line: &[u8], io: &mut Io) {
+        let Some(mut v) = parse(line) else {
+            io.client_line(line);
+            return;
+        };
+        if is_response(&v) && self.methods.of(&v) == Some("initialize") {
+            if let Some(m) = v.pointer_mut("/result/agentCapabilities/_meta") {
+                *m = json!({"acme": {"callMethod": WRAPPED_CALL_METHOD}});
+            }
+        }
+        let ours = is_response(&v) && v.get("id").is_some_and(|id| self.calls.remove(&id_key(id)));
+        if ours {
+            if let Some(r) = v.get_mut("result") {
+                let get = |k: &str| r.get(k).cloned();
+                let notes = get("warnings").unwrap_or_else(|| json!([]));
+                let wrapped = match r.get("outcome").and_then(Value::as_str) {
+                    Some("ok") => {
+                        Some(json!({"status": "ok", "value": get("value"), "notes": notes}))
+                    }
+                    Some("refused") => Some(json!({"status": "refused", "code": get("code"),
+                        "message": get("message"), "notes": notes})),
+                    Some("tool_error") => {
+                        Some(json!({"status": "error", "message": get("message"), "notes": notes}))
+                    }
+                    _ => None,
+                };
+                if let Some(w) = wrapped {
+                    *r = w;
+                }
+            }
+        }
+        emit(io, &v);
+    }
+}
+
 /// Every benign ACP agent: correct but unusual, each with the checks it must pass (no fail
 /// and no warn). Served by `parity fake <name>`, like the faulty ones; the target declares
 /// no tool method for them.
@@ -1039,6 +1151,18 @@ pub fn acp_benign_catalogue() -> &'static [AcpBenignInfo] {
                 ],
                 tool_method: None,
                 make: || Box::<NoExtensions>::default(),
+            },
+            AcpBenignInfo {
+                name: "acp-wrapped-call",
+                description: "serves its tools through its own method `_acme/call`, whose params wrap the call as {\"call\": {tool: arguments}} and whose results name their kind in `status` (docs/target.md: declared with `params` and [surfaces.acp.outcome], equivalence passes)",
+                passes: &[
+                    "acp.ext.tool-method-prefix",
+                    "acp.ext.tool-method-served",
+                    "acp.ext.tool-method-advertised",
+                    "acp.schema.v1-messages",
+                ],
+                tool_method: Some(WRAPPED_CALL_METHOD),
+                make: || Box::<WrappedCall>::default(),
             },
         ]
     })

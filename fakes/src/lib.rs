@@ -28,7 +28,9 @@ use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
-pub use acp_zoo::{acp_benign_catalogue, acp_catalogue};
+pub use acp_zoo::{
+    acp_benign_catalogue, acp_catalogue, WRAPPED_CALL_DECLARATION, WRAPPED_CALL_METHOD,
+};
 pub use benign::{benign_catalogue, ECHOED_SECRET_VAR, SLOW_START_MS, SLOW_START_VAR};
 pub use dispatcher_zoo::{dispatcher_catalogue, find_dispatcher_fault, DispatcherFault};
 #[cfg(feature = "http")]

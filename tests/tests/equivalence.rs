@@ -99,6 +99,7 @@ async fn one_dispatcher_behind_mcp_and_acp_gives_equal_outcomes_in_process() {
         let a = parity_harness::protocol::acp::tool_call(
             &mut acp,
             "_parity/tool",
+            None,
             Some(&sid),
             name,
             &args,
@@ -428,14 +429,15 @@ fn a_surface_that_dies_mid_call_is_not_run_and_never_shrunk() {
             "{id}: the message names the surface\n{r}"
         );
     }
+    // Each message names the call that went unanswered: the method, the tool, its arguments.
+    for (id, c) in cases {
+        let m = c["message"].as_str().unwrap();
+        assert!(m.contains("tools/call call of "), "{id}: {m}");
+    }
     let generated = &cases["equivalence.generated.read_file@equivalence#all"];
-    assert!(
-        generated["message"]
-            .as_str()
-            .unwrap()
-            .contains("stopped answering"),
-        "{r}"
-    );
+    let m = generated["message"].as_str().unwrap();
+    assert!(m.contains("stopped answering"), "{r}");
+    assert!(m.contains("tools/call call of read_file {"), "{m}");
     // Nothing was shrunk: no minimal call is offered.
     assert!(
         !generated["evidence"].to_string().contains("minimal call"),
@@ -486,4 +488,159 @@ fn a_tool_method_given_for_the_bundled_reference_is_the_one_it_serves() {
         Some("pass"),
         "{r}"
     );
+}
+
+/// The worked example of docs/target.md for an agent with its own call and result shape, with
+/// `parity` replaced by this build's binary; `keep` filters its lines (all: `|_| true`).
+fn wrapped_call_target(dir: &std::path::Path, keep: &dyn Fn(&str) -> bool) -> String {
+    let example = common::docs_example("target.md", "acp-wrapped-call");
+    let exe = common::parity_str();
+    let text: String = example
+        .lines()
+        .filter(|l| keep(l))
+        .map(|l| l.replace("command = \"parity ", &format!("command = \"'{exe}' ")) + "\n")
+        .collect();
+    let path = dir.join("parity.toml");
+    std::fs::write(&path, text).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+#[test]
+fn an_agent_with_its_own_call_and_result_shape_passes_once_declared_as_the_docs_show() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = wrapped_call_target(dir.path(), &|_| true);
+    let r = common::run_json(&["run", "--target", &target, "--cases", "15", "--seed", "3"]);
+    let cases = r.cases();
+    assert!(
+        cases
+            .keys()
+            .any(|k| k.starts_with("equivalence.generated.")),
+        "{r}"
+    );
+    assert!(
+        cases.keys().any(|k| k.starts_with("equivalence.scenario.")),
+        "{r}"
+    );
+    for (id, c) in cases {
+        assert!(
+            c["verdict"] == "pass" || c["verdict"] == "skip",
+            "{id}: {}\n{r}",
+            c["message"]
+        );
+    }
+    assert!(
+        cases.values().filter(|c| c["verdict"] == "pass").count() >= 6,
+        "{r}"
+    );
+    r.assert_code(0);
+}
+
+#[test]
+fn the_same_agent_without_the_declaration_differs_on_every_call() {
+    let dir = tempfile::tempdir().unwrap();
+    // Without `params`: the agent refuses the ToolCall map with -32602.
+    let no_params = wrapped_call_target(dir.path(), &|l| !l.starts_with("params"));
+    let r = common::run_json(&[
+        "run",
+        "--target",
+        &no_params,
+        "--filter",
+        "equivalence.generated.read_file",
+        "--cases",
+        "5",
+        "--seed",
+        "3",
+    ]);
+    let c = &r.cases()["equivalence.generated.read_file@equivalence#all"];
+    assert_eq!(c["verdict"], "fail", "{r}");
+    assert!(c["message"].to_string().contains("-32602"), "{r}");
+    r.assert_code(1);
+    // With `params` but without the outcome table: the status-shaped results are compared whole.
+    let dir = tempfile::tempdir().unwrap();
+    let in_outcome = std::cell::Cell::new(false);
+    let no_outcome = wrapped_call_target(dir.path(), &|l| {
+        if l.starts_with('[') {
+            in_outcome.set(l == "[surfaces.acp.outcome]");
+        }
+        !in_outcome.get()
+    });
+    let r = common::run_json(&[
+        "run",
+        "--target",
+        &no_outcome,
+        "--filter",
+        "equivalence.generated.read_file",
+        "--cases",
+        "5",
+        "--seed",
+        "3",
+    ]);
+    let c = &r.cases()["equivalence.generated.read_file@equivalence#all"];
+    assert_eq!(c["verdict"], "fail", "{r}");
+    assert!(c["message"].to_string().contains("status"), "{r}");
+}
+
+#[test]
+fn errors_in_the_call_and_result_keys_name_file_line_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = common::parity_str();
+    for (lines, line, key, says) in [
+        (
+            "[surfaces.acp]\ncommand = \"x\"\nparams = { call = \"{arguments}\" }\n",
+            "4",
+            "surfaces.acp.params",
+            "{tool}",
+        ),
+        (
+            "[surfaces.acp]\ncommand = \"x\"\nparams = { name = \"{tool}\", args = \"x{arguments}\" }\n",
+            "4",
+            "surfaces.acp.params",
+            "exactly",
+        ),
+        (
+            "[surfaces.acp]\ncommand = \"x\"\n[surfaces.acp.outcome]\nok = \"ok\"\n",
+            "5",
+            "surfaces.acp.outcome.kind",
+            "need `kind`",
+        ),
+        (
+            "[surfaces.acp]\ncommand = \"x\"\n[surfaces.acp.outcome]\nkind = \"status\"\nok = \"ok\"\n",
+            "5",
+            "surfaces.acp.outcome.kind",
+            "not a JSON pointer",
+        ),
+        (
+            "[surfaces.mcp]\ncommand = \"x\"\n[surfaces.mcp.outcome]\nkind = \"/s\"\nok = [\"a\"]\nrefused = [\"b\", \"a\"]\n",
+            "7",
+            "surfaces.mcp.outcome.refused",
+            "two outcome kinds",
+        ),
+        (
+            "[surfaces.mcp]\ncommand = \"x\"\n[surfaces.mcp.outcome]\nkind = \"/s\"\nok = { a = 1 }\n",
+            "6",
+            "surfaces.mcp.outcome.ok",
+            "a string, number or boolean",
+        ),
+        (
+            "[surfaces.mcp]\ncommand = \"x\"\n[surfaces.mcp.outcome]\nkind = \"/s\"\n",
+            "5",
+            "surfaces.mcp.outcome.kind",
+            "needs the values",
+        ),
+    ] {
+        let path = dir.path().join("parity.toml");
+        std::fs::write(&path, format!("version = 1\n{lines}")).unwrap();
+        let p = path.to_string_lossy().into_owned();
+        let r = common::run(&["run", "--target", &p]);
+        r.assert_code(2);
+        let want = format!("parity.toml:{line}:");
+        let err = r
+            .stderr
+            .lines()
+            .find(|l| l.contains(&want))
+            .unwrap_or_else(|| panic!("no error at line {line} for {lines:?}\n{r}"));
+        assert!(err.contains(&format!(": {key}: ")), "{err}");
+        assert!(err.contains(says), "{err}");
+        let _ = &exe;
+    }
 }

@@ -977,6 +977,7 @@ fn run_target(args: &RunArgs) -> Result<crate::engine::target::Target, String> {
             command: cmd.clone(),
             tool_method: old.as_ref().and_then(|a| a.tool_method.clone()),
             cancel_prompt: old.as_ref().and_then(|a| a.cancel_prompt.clone()),
+            params: old.as_ref().and_then(|a| a.params.clone()),
             rules: old.map(|a| a.rules).unwrap_or_default(),
         });
     }

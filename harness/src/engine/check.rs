@@ -366,6 +366,9 @@ pub struct McpTarget {
     /// ACP only: the tool extension method (`None`: the target exposes none; the tool-method
     /// checks are skipped).
     pub tool_method: Option<String>,
+    /// ACP only: the tool method's params template (`[surfaces.acp] params`,
+    /// [`crate::protocol::acp::fill_params`]); `None` for the ToolCall map.
+    pub tool_params: Option<serde_json::Value>,
     /// ACP only: a prompt text the agent keeps its turn open for until `session/cancel` (the
     /// reference's is `wait_for_cancel`); without one the cancel check cancels an ordinary
     /// prompt at once.
@@ -469,6 +472,7 @@ impl McpTarget {
             slow_call: None,
             reference: false,
             tool_method: None,
+            tool_params: None,
             cancel_prompt: None,
             http: None,
             calls: CallPolicy::default(),

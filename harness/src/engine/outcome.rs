@@ -22,6 +22,11 @@
 //!   payload is the value at `result` (default: the whole result) and is read as above (an
 //!   outcome object, else `ok`).
 //!
+//! - **A result in its own shape** (both surfaces, `[surfaces.*.outcome]` `kind` and friends,
+//!   [`KindMap`]): when the payload holds the declared field and its value is one the target
+//!   maps to `ok`, `refused` or `tool_error`, the outcome is built from the declared pointers
+//!   (value, code, message, warnings) instead; any other payload is read as above.
+//!
 //! Protocol-error codes go through the surface's `errors` map (code → class name) before
 //! comparison, so an unknown tool may be −32602 on one surface and −32601 on another and still
 //! match when both map to the same class. The envelope (ids, `content`, `_meta`, `isError`) is
@@ -87,6 +92,8 @@ pub struct McpRules {
     pub errors: BTreeMap<i64, String>,
     /// Outcomes read as error classes.
     pub classes: Vec<ClassRule>,
+    /// A result that names its outcome kind in a field of its own, when declared.
+    pub kinds: Option<KindMap>,
 }
 
 impl Default for McpRules {
@@ -97,7 +104,76 @@ impl Default for McpRules {
             is_error: "/isError".into(),
             errors: BTreeMap::new(),
             classes: Vec::new(),
+            kinds: None,
         }
+    }
+}
+
+/// How to read a payload that carries its outcome in a shape of its own (target file
+/// `[surfaces.mcp.outcome]` / `[surfaces.acp.outcome]`: `kind`, `ok`, `refused`, `tool_error`,
+/// `value`, `code`, `message`, `warnings`; docs/target.md §"Calls and results in another
+/// shape"). Every pointer is a JSON pointer (RFC 6901) into the payload: the MCP payload of
+/// [`from_mcp`], or the value at the ACP surface's `result`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct KindMap {
+    /// The field whose value names the outcome kind (`kind`, e.g. `/status`).
+    pub field: String,
+    /// The field values that mean `ok` (any JSON scalar, e.g. `"ok"` or `true`).
+    pub ok: Vec<Value>,
+    /// The field values that mean `refused`.
+    pub refused: Vec<Value>,
+    /// The field values that mean `tool_error`.
+    pub tool_error: Vec<Value>,
+    /// Where an `ok` outcome's value sits; `None`: the whole payload.
+    pub value: Option<String>,
+    /// Where a `refused` outcome's code sits; `None` (or nothing there): `null`.
+    pub code: Option<String>,
+    /// Where the message of a `refused` or `tool_error` outcome sits, if anywhere.
+    pub message: Option<String>,
+    /// Where the warnings sit (an array); `None` (or nothing there): `[]`.
+    pub warnings: Option<String>,
+}
+
+impl KindMap {
+    /// The outcome of `payload` when its field holds a mapped value; `None` otherwise (the
+    /// field is missing or holds a value no kind lists), so the default reading applies.
+    pub fn read(&self, payload: &Value) -> Option<Value> {
+        let k = payload.pointer(&self.field)?;
+        let at = |p: &Option<String>| p.as_deref().and_then(|p| payload.pointer(p)).cloned();
+        let kind = if self.ok.contains(k) {
+            "ok"
+        } else if self.refused.contains(k) {
+            "refused"
+        } else if self.tool_error.contains(k) {
+            "tool_error"
+        } else {
+            return None;
+        };
+        let mut out = Map::new();
+        out.insert("outcome".into(), json!(kind));
+        match kind {
+            "ok" => {
+                let value = match &self.value {
+                    Some(p) => payload.pointer(p).cloned().unwrap_or(Value::Null),
+                    None => payload.clone(),
+                };
+                out.insert("value".into(), value);
+            }
+            "refused" => {
+                out.insert("code".into(), at(&self.code).unwrap_or(Value::Null));
+            }
+            _ => {}
+        }
+        if kind != "ok" {
+            if let Some(m) = at(&self.message) {
+                out.insert("message".into(), m);
+            }
+        }
+        out.insert(
+            "warnings".into(),
+            at(&self.warnings).unwrap_or_else(|| json!([])),
+        );
+        Some(Value::Object(out))
     }
 }
 
@@ -110,6 +186,8 @@ pub struct AcpRules {
     pub errors: BTreeMap<i64, String>,
     /// Outcomes read as error classes.
     pub classes: Vec<ClassRule>,
+    /// A result that names its outcome kind in a field of its own, when declared.
+    pub kinds: Option<KindMap>,
 }
 
 fn protocol_error(err: &Value, errors: &BTreeMap<i64, String>) -> Value {
@@ -174,6 +252,9 @@ fn read_mcp(message: &Value, rules: &McpRules) -> Value {
                 .map(|t| serde_json::from_str(t).unwrap_or_else(|_| json!(t)))
         })
         .unwrap_or(Value::Null);
+    if let Some(o) = rules.kinds.as_ref().and_then(|k| k.read(&payload)) {
+        return o;
+    }
     if let Some(o) = as_outcome(&payload) {
         return o;
     }
@@ -205,6 +286,9 @@ fn read_acp(message: &Value, rules: &AcpRules) -> Value {
         .pointer(&rules.result)
         .cloned()
         .unwrap_or(Value::Null);
+    if let Some(o) = rules.kinds.as_ref().and_then(|k| k.read(&payload)) {
+        return o;
+    }
     as_outcome(&payload)
         .unwrap_or_else(|| json!({"outcome": "ok", "value": payload, "warnings": []}))
 }
@@ -361,6 +445,74 @@ mod tests {
         let o = from_mcp(&err, &McpRules::default());
         assert_eq!(o["outcome"], "tool_error");
         assert_eq!(o["message"], "boom");
+    }
+
+    #[test]
+    fn a_declared_kind_field_reads_a_result_of_its_own_shape() {
+        let kinds = KindMap {
+            field: "/status".into(),
+            ok: vec![json!("ok")],
+            refused: vec![json!("refused"), json!("denied")],
+            tool_error: vec![json!("error")],
+            value: Some("/value".into()),
+            code: Some("/code".into()),
+            message: Some("/message".into()),
+            warnings: Some("/notes".into()),
+        };
+        let rules = AcpRules {
+            kinds: Some(kinds.clone()),
+            ..AcpRules::default()
+        };
+        let ok = from_acp(
+            &json!({"result": {"status": "ok", "value": {"a": 1}, "notes": ["w"]}}),
+            &rules,
+        );
+        assert_eq!(
+            ok,
+            json!({"outcome": "ok", "value": {"a": 1}, "warnings": ["w"]})
+        );
+        let refused = from_acp(
+            &json!({"result": {"status": "denied", "code": "NOT_FOUND", "message": "m"}}),
+            &rules,
+        );
+        assert_eq!(
+            refused,
+            json!({"outcome": "refused", "code": "NOT_FOUND", "message": "m", "warnings": []})
+        );
+        let err = from_acp(
+            &json!({"result": {"status": "error", "message": "boom"}}),
+            &rules,
+        );
+        assert_eq!(err["outcome"], "tool_error");
+        assert_eq!(err["message"], "boom");
+        // A value no kind lists, or no field at all: the default reading.
+        let other = from_acp(&json!({"result": {"status": "maybe"}}), &rules);
+        assert_eq!(other["outcome"], "ok");
+        assert_eq!(other["value"], json!({"status": "maybe"}));
+        let reference = from_acp(
+            &json!({"result": {"outcome": "refused", "code": "X", "warnings": []}}),
+            &rules,
+        );
+        assert_eq!(reference["code"], "X");
+        // MCP: the payload is the structured content (or the parsed text).
+        let mcp = McpRules {
+            kinds: Some(KindMap {
+                value: None,
+                ..kinds
+            }),
+            ..McpRules::default()
+        };
+        let o = from_mcp(
+            &json!({"result": {"content": [{"type": "text", "text": "{\"status\":\"refused\",\"code\":7}"}]}}),
+            &mcp,
+        );
+        assert_eq!(o["outcome"], "refused");
+        assert_eq!(o["code"], 7);
+        let o = from_mcp(
+            &json!({"result": {"content": [], "structuredContent": {"status": "ok", "n": 2}}}),
+            &mcp,
+        );
+        assert_eq!(o["value"], json!({"status": "ok", "n": 2}));
     }
 
     #[test]

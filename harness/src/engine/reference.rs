@@ -40,6 +40,7 @@ pub fn reference_target() -> McpTarget {
         slow_call: Some(reference_slow_call()),
         reference: true,
         tool_method: None,
+        tool_params: None,
         cancel_prompt: None,
         http: None,
         // The reference's tools that change nothing: calling `write_file` or `exec` with

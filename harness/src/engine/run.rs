@@ -1512,9 +1512,15 @@ async fn acp_session(ctx: &Ctx) -> bool {
             if let Some((m, _)) =
                 crate::protocol::acp::tool_method(ctx.target.tool_method.as_deref(), &init)
             {
-                let _ =
-                    crate::protocol::acp::tool_call(&mut c, &m, Some(&sid), "status", &json!({}))
-                        .await;
+                let _ = crate::protocol::acp::tool_call(
+                    &mut c,
+                    &m,
+                    ctx.target.tool_params.as_ref(),
+                    Some(&sid),
+                    "status",
+                    &json!({}),
+                )
+                .await;
             }
         }
     }

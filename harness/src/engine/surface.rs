@@ -33,6 +33,9 @@ pub enum SurfaceSpec {
         spec: PeerSpec,
         /// The tool extension method.
         method: String,
+        /// The method's params template (`[surfaces.acp] params`), `None` for the ToolCall
+        /// map ([`crate::protocol::acp::fill_params`]).
+        params: Option<Value>,
         /// Outcome extraction.
         rules: AcpRules,
     },
@@ -53,6 +56,15 @@ impl SurfaceSpec {
             SurfaceSpec::Acp { .. } => format!("{}#{}", acp::BINDING, acp::REVISION),
         }
     }
+}
+
+/// A call as messages show it: the tool's name and its arguments as JSON, clipped to 200
+/// bytes (`read_file {"path":"a"}`).
+pub fn call_text(name: &str, arguments: &Value) -> String {
+    format!(
+        "{name} {}",
+        crate::base::util::clip(&arguments.to_string(), 200)
+    )
 }
 
 /// A live surface: a started peer with its session open.
@@ -159,7 +171,7 @@ impl LiveSurface {
                 let r = client
                     .initialize(revision)
                     .await
-                    .map_err(|e| format!("{label}: {e}"))?;
+                    .map_err(|e| format!("{label}: initialize: {e}"))?;
                 let got = r
                     .result()
                     .and_then(|x| x.get("protocolVersion"))
@@ -175,14 +187,14 @@ impl LiveSurface {
                 let r = client
                     .request("initialize", acp::initialize_params(acp::PROTOCOL_VERSION))
                     .await
-                    .map_err(|e| format!("{label}: {e}"))?;
+                    .map_err(|e| format!("{label}: initialize: {e}"))?;
                 if r.result().is_none() {
                     let _ = client.peer.shutdown(timing.grace).await;
                     return Err(format!("{label}: initialize failed: {}", r.describe()));
                 }
                 let r = acp::new_session(&mut client, json!([]))
                     .await
-                    .map_err(|e| format!("{label}: {e}"))?;
+                    .map_err(|e| format!("{label}: session/new: {e}"))?;
                 session = acp::session_id(&r);
                 if session.is_none() {
                     let _ = client.peer.shutdown(timing.grace).await;
@@ -202,33 +214,37 @@ impl LiveSurface {
     /// Calls a tool and reads the outcome.
     ///
     /// Errors: [`CallFailure::Transport`] when the request could not be written or no response
-    /// arrived (timeout, EOF).
+    /// arrived (timeout, EOF); its text names the surface, the method and the call (the tool
+    /// and its arguments, clipped to 200 bytes; reports redact it like every message).
     pub async fn call(&mut self, name: &str, arguments: &Value) -> Result<Called, CallFailure> {
-        let reply = match &self.spec {
-            SurfaceSpec::Mcp { .. } => {
-                self.client
-                    .request("tools/call", json!({"name": name, "arguments": arguments}))
-                    .await
-            }
-            SurfaceSpec::Acp { method, .. } => {
-                let method = method.clone();
-                acp::tool_call(
-                    &mut self.client,
-                    &method,
-                    self.session.as_deref(),
-                    name,
-                    arguments,
-                )
-                .await
-            }
-        }
-        .map_err(|e| CallFailure::transport(format!("{}: {e}", self.label)))?;
+        let (method, params) = match &self.spec {
+            SurfaceSpec::Mcp { .. } => (
+                "tools/call".to_string(),
+                json!({"name": name, "arguments": arguments}),
+            ),
+            SurfaceSpec::Acp { method, params, .. } => (
+                method.clone(),
+                acp::fill_params(params.as_ref(), self.session.as_deref(), name, arguments),
+            ),
+        };
+        let what = || {
+            format!(
+                "{} {method} call of {}",
+                self.label,
+                call_text(name, arguments)
+            )
+        };
+        let reply = self
+            .client
+            .request(&method, params)
+            .await
+            .map_err(|e| CallFailure::transport(format!("{}: {e}", what())))?;
         let response = match reply {
             Reply::Message(v) => v,
             other => {
                 return Err(CallFailure::Transport {
                     timeout: matches!(other, Reply::Timeout),
-                    text: format!("{}: {name}: {}", self.label, other.describe()),
+                    text: format!("{}: {}", what(), other.describe()),
                 })
             }
         };
@@ -369,6 +385,7 @@ pub async fn surfaces_of(
         out.push(SurfaceSpec::Acp {
             spec,
             method: a.tool_method_or_default(),
+            params: a.params.clone(),
             rules: a.rules.clone(),
         });
     }

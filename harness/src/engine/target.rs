@@ -51,7 +51,7 @@
 //! errors and the loaded form; about 380 lines are unit tests. Each profile's tables move to its
 //! profile when it declares the tables it reads (docs/architecture.md §The profile registry).
 
-use crate::engine::outcome::{valid_pointer, AcpRules, ClassRule, McpRules};
+use crate::engine::outcome::{valid_pointer, AcpRules, ClassRule, KindMap, McpRules};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -307,6 +307,71 @@ struct RawMcpOutcome {
     structured: Option<Spanned<String>>,
     text: Option<Spanned<String>>,
     is_error: Option<Spanned<String>>,
+    kind: Option<Spanned<String>>,
+    ok: Option<Spanned<toml::Value>>,
+    refused: Option<Spanned<toml::Value>>,
+    tool_error: Option<Spanned<toml::Value>>,
+    value: Option<Spanned<String>>,
+    code: Option<Spanned<String>>,
+    message: Option<Spanned<String>>,
+    warnings: Option<Spanned<String>>,
+}
+
+/// `[surfaces.acp.outcome]`: a tool-method result that names its outcome kind in a field of
+/// its own (the same keys as the kind keys of `[surfaces.mcp.outcome]`).
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawAcpOutcome {
+    kind: Option<Spanned<String>>,
+    ok: Option<Spanned<toml::Value>>,
+    refused: Option<Spanned<toml::Value>>,
+    tool_error: Option<Spanned<toml::Value>>,
+    value: Option<Spanned<String>>,
+    code: Option<Spanned<String>>,
+    message: Option<Spanned<String>>,
+    warnings: Option<Spanned<String>>,
+}
+
+/// The kind keys of an outcome table, borrowed from either surface's raw table.
+struct RawKinds<'a> {
+    kind: &'a Option<Spanned<String>>,
+    ok: &'a Option<Spanned<toml::Value>>,
+    refused: &'a Option<Spanned<toml::Value>>,
+    tool_error: &'a Option<Spanned<toml::Value>>,
+    value: &'a Option<Spanned<String>>,
+    code: &'a Option<Spanned<String>>,
+    message: &'a Option<Spanned<String>>,
+    warnings: &'a Option<Spanned<String>>,
+}
+
+impl RawMcpOutcome {
+    fn kinds(&self) -> RawKinds<'_> {
+        RawKinds {
+            kind: &self.kind,
+            ok: &self.ok,
+            refused: &self.refused,
+            tool_error: &self.tool_error,
+            value: &self.value,
+            code: &self.code,
+            message: &self.message,
+            warnings: &self.warnings,
+        }
+    }
+}
+
+impl RawAcpOutcome {
+    fn kinds(&self) -> RawKinds<'_> {
+        RawKinds {
+            kind: &self.kind,
+            ok: &self.ok,
+            refused: &self.refused,
+            tool_error: &self.tool_error,
+            value: &self.value,
+            code: &self.code,
+            message: &self.message,
+            warnings: &self.warnings,
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -314,6 +379,9 @@ struct RawMcpOutcome {
 struct RawAcp {
     command: Spanned<String>,
     tool_method: Option<Spanned<String>>,
+    params: Option<Spanned<toml::Value>>,
+    #[serde(default)]
+    outcome: RawAcpOutcome,
     result: Option<Spanned<String>>,
     cancel_prompt: Option<String>,
     #[serde(default)]
@@ -369,6 +437,9 @@ pub struct AcpSurface {
     pub tool_method: Option<String>,
     /// A prompt the agent keeps its turn open for until `session/cancel`.
     pub cancel_prompt: Option<String>,
+    /// The tool method's params template (`params`; [`crate::protocol::acp::fill_params`]),
+    /// `None` for the ToolCall map `{name, arguments, sessionId}`.
+    pub params: Option<serde_json::Value>,
     /// Outcome extraction.
     pub rules: AcpRules,
 }
@@ -770,6 +841,7 @@ pub fn parse(file: &str, text: &str) -> Result<Target, TargetError> {
                 },
                 errors: codes(&m.errors, "surfaces.mcp.errors")?,
                 classes: classes(&m.classes, "surfaces.mcp.classes")?,
+                kinds: kind_map(&o.kinds(), "surfaces.mcp.outcome", &pointer, &err_at)?,
             },
         });
     }
@@ -785,10 +857,21 @@ pub fn parse(file: &str, text: &str) -> Result<Target, TargetError> {
             Some(m) => Some(m.get_ref().clone()),
             None => None,
         };
+        let params = match &a.params {
+            Some(p) => {
+                let t = toml_to_json(p.get_ref());
+                if let Some(problem) = crate::protocol::acp::params_template_problem(&t) {
+                    return Err(err_at(p.span().start, "surfaces.acp.params", problem));
+                }
+                Some(t)
+            }
+            None => None,
+        };
         target.acp = Some(AcpSurface {
             command: command(&a.command, "surfaces.acp.command")?,
             tool_method,
             cancel_prompt: a.cancel_prompt.clone(),
+            params,
             rules: AcpRules {
                 result: match &a.result {
                     Some(s) => pointer(s, "surfaces.acp.result")?,
@@ -796,6 +879,12 @@ pub fn parse(file: &str, text: &str) -> Result<Target, TargetError> {
                 },
                 errors: codes(&a.errors, "surfaces.acp.errors")?,
                 classes: classes(&a.classes, "surfaces.acp.classes")?,
+                kinds: kind_map(
+                    &a.outcome.kinds(),
+                    "surfaces.acp.outcome",
+                    &pointer,
+                    &err_at,
+                )?,
             },
         });
     }
@@ -887,6 +976,117 @@ pub fn parse(file: &str, text: &str) -> Result<Target, TargetError> {
         target.prompt_arguments.insert(name.clone(), args);
     }
     Ok(target)
+}
+
+/// Checks a JSON pointer value of the key named, giving it back (the `pointer` closure of
+/// [`parse`]).
+type PointerCheck<'a> = dyn Fn(&Spanned<String>, &str) -> Result<String, TargetError> + 'a;
+
+/// The kind keys of `[surfaces.<table>.outcome]` as a [`KindMap`], `None` when none is given.
+///
+/// Errors (naming the key): a kind key without `kind`, `kind` without a value for any kind, a
+/// value that is a table or an array of tables, one value listed for two kinds, or a pointer
+/// that is not a JSON pointer.
+fn kind_map(
+    k: &RawKinds<'_>,
+    table: &str,
+    pointer: &PointerCheck<'_>,
+    err_at: &dyn Fn(usize, &str, String) -> TargetError,
+) -> Result<Option<KindMap>, TargetError> {
+    let values = |v: &Option<Spanned<toml::Value>>,
+                  key: &str|
+     -> Result<(Vec<serde_json::Value>, Option<usize>), TargetError> {
+        let Some(v) = v else {
+            return Ok((Vec::new(), None));
+        };
+        let scalar = |x: &toml::Value| {
+            matches!(
+                x,
+                toml::Value::String(_)
+                    | toml::Value::Integer(_)
+                    | toml::Value::Float(_)
+                    | toml::Value::Boolean(_)
+            )
+        };
+        let items: Vec<&toml::Value> = match v.get_ref() {
+            toml::Value::Array(a) => a.iter().collect(),
+            one => vec![one],
+        };
+        if items.is_empty() || !items.iter().all(|x| scalar(x)) {
+            return Err(err_at(
+                v.span().start,
+                &format!("{table}.{key}"),
+                "must be a value of the kind field (a string, number or boolean) or a non-empty list of them".into(),
+            ));
+        }
+        Ok((
+            items.into_iter().map(toml_to_json).collect(),
+            Some(v.span().start),
+        ))
+    };
+    let (ok, ok_at) = values(k.ok, "ok")?;
+    let (refused, refused_at) = values(k.refused, "refused")?;
+    let (tool_error, tool_error_at) = values(k.tool_error, "tool_error")?;
+    let opt = |p: &Option<Spanned<String>>, key: &str| -> Result<Option<String>, TargetError> {
+        p.as_ref()
+            .map(|p| pointer(p, &format!("{table}.{key}")))
+            .transpose()
+    };
+    let value = opt(k.value, "value")?;
+    let code = opt(k.code, "code")?;
+    let message = opt(k.message, "message")?;
+    let warnings = opt(k.warnings, "warnings")?;
+    let Some(field) = k.kind else {
+        let first = [ok_at, refused_at, tool_error_at]
+            .into_iter()
+            .flatten()
+            .chain(
+                [k.value, k.code, k.message, k.warnings]
+                    .into_iter()
+                    .flatten()
+                    .map(|p| p.span().start),
+            )
+            .min();
+        return match first {
+            Some(at) => Err(err_at(
+                at,
+                &format!("{table}.kind"),
+                "the kind keys (ok, refused, tool_error, value, code, message, warnings) need `kind`: the pointer to the field whose value names the outcome kind".into(),
+            )),
+            None => Ok(None),
+        };
+    };
+    let field_ptr = pointer(field, &format!("{table}.kind"))?;
+    if ok.is_empty() && refused.is_empty() && tool_error.is_empty() {
+        return Err(err_at(
+            field.span().start,
+            &format!("{table}.kind"),
+            "`kind` needs the values that name the kinds: ok, refused and/or tool_error".into(),
+        ));
+    }
+    for (a, b, key, at) in [
+        (&ok, &refused, "refused", refused_at),
+        (&ok, &tool_error, "tool_error", tool_error_at),
+        (&refused, &tool_error, "tool_error", tool_error_at),
+    ] {
+        if let Some(dup) = b.iter().find(|x| a.contains(x)) {
+            return Err(err_at(
+                at.unwrap_or(0),
+                &format!("{table}.{key}"),
+                format!("{dup} is listed for two outcome kinds"),
+            ));
+        }
+    }
+    Ok(Some(KindMap {
+        field: field_ptr,
+        ok,
+        refused,
+        tool_error,
+        value,
+        code,
+        message,
+        warnings,
+    }))
 }
 
 /// Checks and resolves `[run]`: non-empty paths (joined to `base`, the target file's
@@ -1384,6 +1584,7 @@ pub fn reference() -> Target {
             command: format!("{quoted} reference acp"),
             tool_method: Some(crate::protocol::acp::DEFAULT_TOOL_METHOD.into()),
             cancel_prompt: Some("wait_for_cancel".into()),
+            params: None,
             rules: AcpRules {
                 classes: vec![invalid_arguments_class()],
                 ..AcpRules::default()

@@ -207,22 +207,105 @@ pub async fn cancel(c: &mut Client, session: &str) -> Result<(), PeerError> {
         .await
 }
 
-/// Calls a tool through the target's tool extension method: params are the ToolCall map
-/// `{"name": name, "arguments": arguments}`, plus `sessionId` when one is given.
+/// The placeholder that, as a whole string of a params template, becomes the call's
+/// arguments object ([`fill_params`]).
+pub const ARGUMENTS_PLACEHOLDER: &str = "{arguments}";
+
+/// The placeholder replaced by the tool's name in a params template's keys and strings.
+pub const TOOL_PLACEHOLDER: &str = "{tool}";
+
+/// The placeholder replaced by the session id in a params template's strings (a string that is
+/// exactly `{session}` becomes the id, or `null` without a session).
+pub const SESSION_PLACEHOLDER: &str = "{session}";
+
+/// The params of one tool-method call: without a template, the ToolCall map
+/// `{"name": name, "arguments": arguments}` plus `sessionId` when a session is given; with one
+/// (`params` under `[surfaces.acp]`, docs/target.md §"Calls and results in another shape"), the
+/// template with every string that is exactly [`ARGUMENTS_PLACEHOLDER`] replaced by `arguments`,
+/// [`TOOL_PLACEHOLDER`] replaced by `name` in keys and strings, and [`SESSION_PLACEHOLDER`]
+/// by the session id in strings. Numbers, booleans and nulls are kept as written.
+pub fn fill_params(
+    template: Option<&Value>,
+    session: Option<&str>,
+    name: &str,
+    arguments: &Value,
+) -> Value {
+    let Some(t) = template else {
+        let mut params = json!({"name": name, "arguments": arguments});
+        if let (Some(s), Value::Object(o)) = (session, &mut params) {
+            o.insert("sessionId".into(), json!(s));
+        }
+        return params;
+    };
+    fn text(s: &str, session: Option<&str>, name: &str) -> String {
+        s.replace(TOOL_PLACEHOLDER, name)
+            .replace(SESSION_PLACEHOLDER, session.unwrap_or(""))
+    }
+    fn fill(v: &Value, session: Option<&str>, name: &str, arguments: &Value) -> Value {
+        match v {
+            Value::String(s) if s == ARGUMENTS_PLACEHOLDER => arguments.clone(),
+            Value::String(s) if s == SESSION_PLACEHOLDER => {
+                session.map_or(Value::Null, |id| json!(id))
+            }
+            Value::String(s) => Value::String(text(s, session, name)),
+            Value::Array(a) => Value::Array(
+                a.iter()
+                    .map(|x| fill(x, session, name, arguments))
+                    .collect(),
+            ),
+            Value::Object(o) => Value::Object(
+                o.iter()
+                    .map(|(k, x)| (text(k, session, name), fill(x, session, name, arguments)))
+                    .collect(),
+            ),
+            other => other.clone(),
+        }
+    }
+    fill(t, session, name, arguments)
+}
+
+/// What is wrong with a params template, if anything: it must be an object, hold
+/// [`ARGUMENTS_PLACEHOLDER`] as a whole string somewhere (or the arguments would be lost) and
+/// [`TOOL_PLACEHOLDER`] in a key or a string (or every tool would be called alike).
+pub fn params_template_problem(t: &Value) -> Option<String> {
+    fn has(v: &Value, f: &dyn Fn(&str, bool) -> bool) -> bool {
+        match v {
+            Value::String(s) => f(s, false),
+            Value::Array(a) => a.iter().any(|x| has(x, f)),
+            Value::Object(o) => o.iter().any(|(k, x)| f(k, true) || has(x, f)),
+            _ => false,
+        }
+    }
+    if !t.is_object() {
+        return Some("must be a table (the tool method's params, with placeholders)".into());
+    }
+    if !has(t, &|s, key| !key && s == ARGUMENTS_PLACEHOLDER) {
+        return Some(format!(
+            "has no value that is exactly \"{ARGUMENTS_PLACEHOLDER}\" (where the call's arguments object goes)"
+        ));
+    }
+    if !has(t, &|s, _| s.contains(TOOL_PLACEHOLDER)) {
+        return Some(format!(
+            "has no \"{TOOL_PLACEHOLDER}\" in a key or a string (where the tool's name goes)"
+        ));
+    }
+    None
+}
+
+/// Calls a tool through the target's tool extension method, with the params of
+/// [`fill_params`] (the ToolCall map by default, or the target's template).
 ///
 /// Errors: the request could not be written.
 pub async fn tool_call(
     c: &mut Client,
     method: &str,
+    template: Option<&Value>,
     session: Option<&str>,
     name: &str,
     arguments: &Value,
 ) -> Result<Reply, PeerError> {
-    let mut params = json!({"name": name, "arguments": arguments});
-    if let (Some(s), Value::Object(o)) = (session, &mut params) {
-        o.insert("sessionId".into(), json!(s));
-    }
-    c.request(method, params).await
+    c.request(method, fill_params(template, session, name, arguments))
+        .await
 }
 
 /// A stdio `mcpServers` entry that any agent can start: this binary's `reference mcp`, with
@@ -237,4 +320,53 @@ pub fn stdio_server_entry() -> Value {
         "args": ["reference", "mcp"],
         "env": [{"name": "PARITY_PROBE", "value": "1"}],
     })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn params_default_to_the_tool_call_map() {
+        let p = fill_params(None, Some("s1"), "read_file", &json!({"path": "a"}));
+        assert_eq!(
+            p,
+            json!({"name": "read_file", "arguments": {"path": "a"}, "sessionId": "s1"})
+        );
+        let p = fill_params(None, None, "status", &json!({}));
+        assert_eq!(p, json!({"name": "status", "arguments": {}}));
+    }
+
+    #[test]
+    fn a_template_wraps_the_call_its_own_way() {
+        let t = json!({"sessionId": "{session}", "call": {"{tool}": "{arguments}"},
+            "label": "tool {tool} in {session}", "n": 3, "flags": ["{tool}", true]});
+        let p = fill_params(Some(&t), Some("s1"), "read_file", &json!({"path": "a"}));
+        assert_eq!(
+            p,
+            json!({"sessionId": "s1", "call": {"read_file": {"path": "a"}},
+                "label": "tool read_file in s1", "n": 3, "flags": ["read_file", true]})
+        );
+        // Without a session, a whole `{session}` is null.
+        let p = fill_params(Some(&t), None, "x", &json!({}));
+        assert_eq!(p["sessionId"], Value::Null);
+    }
+
+    #[test]
+    fn a_template_must_place_the_arguments_and_the_tool() {
+        assert_eq!(
+            params_template_problem(&json!({"call": {"{tool}": "{arguments}"}})),
+            None
+        );
+        assert_eq!(
+            params_template_problem(&json!({"tool": "{tool}", "args": "{arguments}"})),
+            None
+        );
+        let no_args = params_template_problem(&json!({"tool": "{tool}", "args": "x {arguments}"}));
+        assert!(no_args.unwrap().contains("exactly"));
+        let no_tool = params_template_problem(&json!({"args": "{arguments}"}));
+        assert!(no_tool.unwrap().contains("{tool}"));
+        assert!(params_template_problem(&json!("{arguments}")).is_some());
+    }
 }

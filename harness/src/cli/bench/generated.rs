@@ -95,6 +95,7 @@ pub(super) fn generated_plan(calls: u32, seed: u64) -> Result<Plan, String> {
         SurfaceSpec::Acp {
             spec: PeerSpec::from_command_line(&a.command)?,
             method: a.tool_method_or_default(),
+            params: a.params.clone(),
             rules: a.rules.clone(),
         },
     ];

@@ -537,7 +537,8 @@ async fn tool_method_served_body(ctx: &Ctx, c: &mut Client, init: &Value) -> Sta
     };
     // With a session when the agent gives one; the call is judged either way.
     let sid = session_for(c, init).await.ok();
-    match acp::tool_call(c, &method, sid.as_deref(), NO_SUCH_TOOL, &json!({})).await {
+    let template = ctx.target.tool_params.as_ref();
+    match acp::tool_call(c, &method, template, sid.as_deref(), NO_SUCH_TOOL, &json!({})).await {
         Err(e) => io_err(e),
         Ok(r) => match r.error_code() {
             Some(-32601) => violated(match source {

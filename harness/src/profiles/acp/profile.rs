@@ -40,6 +40,7 @@ impl Profile for AcpProfile {
             spec.line_cap = req.line_cap;
             let mut t = McpTarget::new(a.command.clone(), spec);
             t.tool_method = a.tool_method.clone();
+            t.tool_params = a.params.clone();
             t.cancel_prompt = a.cancel_prompt.clone();
             t.reference = req.is_reference;
             let r = super::run_acp(t, req.opts).await?;

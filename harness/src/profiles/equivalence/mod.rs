@@ -32,6 +32,7 @@ use crate::engine::check::{Finding, Level, Timing, Verdict};
 use crate::engine::outcome;
 use crate::engine::run::{CaseKind, CaseResult};
 use crate::engine::scenario::{Action, Scenario};
+use crate::engine::surface::call_text;
 pub use crate::engine::surface::{surfaces_of, CallFailure, Called, LiveSurface, SurfaceSpec};
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -108,13 +109,6 @@ pub fn compare(
     } else {
         Some(problems.join("\n"))
     }
-}
-
-fn call_text(name: &str, arguments: &Value) -> String {
-    format!(
-        "{name} {}",
-        crate::base::util::clip(&arguments.to_string(), 200)
-    )
 }
 
 async fn open_all(plan: &Plan, timing: Timing) -> Result<Vec<LiveSurface>, String> {
@@ -309,6 +303,13 @@ pub async fn run_scenario(plan: &Plan, scenario: &Scenario, timing: Timing) -> C
             Vec::new(),
         );
     }
+    // What the case is waiting for, for the message of a case that runs past its deadline.
+    let waiting = std::sync::Mutex::new("the surfaces to start".to_string());
+    let wait_for = |what: String| {
+        if let Ok(mut w) = waiting.lock() {
+            *w = what;
+        }
+    };
     let body = async {
         let mut surfaces = match open_all(plan, timing).await {
             Ok(s) => s,
@@ -317,6 +318,7 @@ pub async fn run_scenario(plan: &Plan, scenario: &Scenario, timing: Timing) -> C
         let mut ev = Vec::new();
         let mut out = (Verdict::Pass, String::new(), Vec::new());
         for (i, (name, args)) in scenario_calls(scenario).iter().enumerate() {
+            wait_for(format!("call {i} ({})", call_text(name, args)));
             match call_all(plan, &mut surfaces, name, args).await {
                 Ok(lines) => ev.extend(lines),
                 Err(f) => {
@@ -326,18 +328,21 @@ pub async fn run_scenario(plan: &Plan, scenario: &Scenario, timing: Timing) -> C
                 }
             }
         }
+        wait_for("the surfaces to shut down".into());
         close_all(surfaces, timing).await;
         if out.0 == Verdict::Pass {
             out.2 = ev;
         }
         out
     };
-    match tokio::time::timeout(timing.case, body).await {
+    let ran = tokio::time::timeout(timing.case, body).await;
+    let waited = waiting.lock().map(|w| w.clone()).unwrap_or_default();
+    match ran {
         Ok((v, m, ev)) => done(v, m, ev),
         Err(_) => done(
             Verdict::Timeout,
             format!(
-                "the case ran past its {} ms deadline",
+                "the case ran past its {} ms deadline while waiting for {waited}",
                 timing.case.as_millis()
             ),
             Vec::new(),

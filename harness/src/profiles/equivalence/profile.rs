@@ -124,8 +124,34 @@ impl Profile for EquivalenceProfile {
                 Some(selftest_run(&["fake", name], trips, &cx).await)
             }));
         }
+        // A correct agent with its own call and result shape, declared as a user would
+        // (`parity_fakes::WRAPPED_CALL_DECLARATION`): equivalence must pass it.
+        let cx = cx.clone();
+        let name = "acp-wrapped-call";
+        runs.push(SelftestRun::one(SelftestRole::Benign, name, async move {
+            Some(selftest_run(&["fake", name], &[], &cx).await)
+        }));
         runs
     }
+}
+
+/// The ACP surface `command` with the tool-method keys of `declaration` (TOML lines of a
+/// `[surfaces.acp]` table after `command`), read as a target file would read them.
+///
+/// Errors: the declaration does not parse (the message names line and key, the file being
+/// `declaration`).
+pub fn declared_acp(
+    command: &str,
+    declaration: &str,
+) -> Result<crate::engine::target::AcpSurface, String> {
+    let text = format!(
+        "version = 1\n[surfaces.acp]\ncommand = {}\n{declaration}",
+        toml::Value::String(command.to_string())
+    );
+    crate::engine::target::parse("declaration", &text)
+        .map_err(|e| e.to_string())?
+        .acp
+        .ok_or_else(|| "the declaration has no [surfaces.acp]".to_string())
 }
 
 /// A seed from the clock and the process id, for runs that name none.
@@ -143,15 +169,29 @@ fn random_seed() -> u64 {
 /// when empty). A surface that does not start is a note of the report.
 async fn selftest_run(acp_args: &[&str], checks: &[&str], cx: &SelftestContext) -> RunReport {
     let mut target = crate::engine::target::reference();
-    if let Some(a) = target.acp.as_mut() {
-        let exe = crate::engine::target::shell_quote(&cx.exe);
-        a.command = format!("{exe} {}", acp_args.join(" "));
-    }
     let mut report = RunReport {
         target: format!("parity {}", acp_args.join(" ")),
         seed: Some(1),
         ..RunReport::default()
     };
+    if let Some(a) = target.acp.as_mut() {
+        let exe = crate::engine::target::shell_quote(&cx.exe);
+        a.command = format!("{exe} {}", acp_args.join(" "));
+        // The benign agent with its own call shape, declared as its target file would.
+        if acp_args.last() == Some(&"acp-wrapped-call") {
+            match declared_acp(&a.command, parity_fakes::WRAPPED_CALL_DECLARATION) {
+                Ok(d) => {
+                    a.tool_method = d.tool_method;
+                    a.params = d.params;
+                    a.rules.kinds = d.rules.kinds;
+                }
+                Err(e) => {
+                    report.notes.push(e);
+                    return report;
+                }
+            }
+        }
+    }
     let (surfaces, notes) = match super::surfaces_of(
         &target,
         cx.timing,
