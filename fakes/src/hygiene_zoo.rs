@@ -2,14 +2,17 @@
 //! self-contained hosts served by the hidden `parity fake-host <mode> [-- CMD…]`.
 //!
 //! The clean host (`clean`) follows the reference launcher's contract: it takes the
-//! Authorization header from `PARITY_MCP_AUTHORIZATION`, writes it to a private file (a fresh
-//! 0700 directory under the temp directory, a 0600 file holding exactly the header), starts its
+//! Authorization header from `PARITY_MCP_AUTHORIZATION` (or, when that is unset, from the file
+//! `PARITY_MCP_AUTHORIZATION_PATH` names: parity's file delivery), writes it to a private file (a
+//! fresh 0700 directory under the temp directory, a 0600 file holding exactly the header), starts its
 //! child (CMD, or `parity fake-host idle`) with the inherited environment minus the raw
 //! credential, legacy and stale file variables plus `PARITY_MCP_AUTHORIZATION_FILE`, rewrites
 //! the file through `<path>.tmp` and a rename on the stdin line `rotate <header>`, and at stdin
 //! EOF closes the child's stdin, waits (2 s, then kills it), removes the directory and exits
 //! with the child's status. Each fault breaks exactly one of those promises; [`host_catalogue`]
-//! names the hygiene check it must fail.
+//! names the hygiene check it must fail. The benign hosts ([`host_benign_catalogue`]) keep every
+//! promise but differ from the clean host where a correct host may: the bytes they store, the
+//! variable they hand the path in.
 //!
 //! Helper modes used by the faults: `idle` (reads stdin to EOF, exits 0), `exit` (exits at
 //! once), `linger` (ignores everything and stays up to a minute) and `leak-grandchild` (reads
@@ -30,13 +33,29 @@ use std::time::{Duration, Instant};
 pub const AUTHORIZATION_VAR: &str = "PARITY_MCP_AUTHORIZATION";
 /// The variable naming the credential file in a child's environment.
 pub const FILE_VAR: &str = "PARITY_MCP_AUTHORIZATION_FILE";
+/// The variable naming a file that holds the Authorization header (parity's file delivery,
+/// `delivery = "file"`), read when [`AUTHORIZATION_VAR`] is unset. Not a `*_FILE` name: it is
+/// the host's input, never handed to a child.
+pub const AUTHORIZATION_PATH_VAR: &str = "PARITY_MCP_AUTHORIZATION_PATH";
+/// The variable t3code's bridge reads its credential path from (seed rule 48), the one
+/// `benign-host-file-var` hands its file in.
+pub const T3_FILE_VAR: &str = "T3_ACP_MCP_AUTHORIZATION_FILE";
 /// The endpoint variable passed on to the child when the host has one.
 pub const ENDPOINT_VAR: &str = "PARITY_MCP_ENDPOINT";
 
-/// Variables a clean host never passes on: the raw credential, the legacy raw-credential
-/// variables (seed rule 49) and stale file and endpoint variables inherited from its parent.
-pub const STRIPPED: [&str; 8] = [
+/// The legacy raw-credential variables of seed rule 49.
+pub const LEGACY: [&str; 3] = [
+    "T3_ACP_MCP_AUTHORIZATION",
+    "T3_MCP_BEARER_TOKEN",
+    "T3_CODE_MCP_AUTHORIZATION",
+];
+
+/// Variables a clean host never passes on: the raw credential (in a variable or a path to it),
+/// the legacy raw-credential variables (seed rule 49) and stale file and endpoint variables
+/// inherited from its parent.
+pub const STRIPPED: [&str; 9] = [
     "PARITY_MCP_AUTHORIZATION",
+    "PARITY_MCP_AUTHORIZATION_PATH",
     "T3_ACP_MCP_AUTHORIZATION",
     "T3_MCP_BEARER_TOKEN",
     "T3_CODE_MCP_AUTHORIZATION",
@@ -57,7 +76,7 @@ pub struct HostFault {
     pub checks: &'static [&'static str],
 }
 
-const FAULTS: [HostFault; 15] = [
+const FAULTS: [HostFault; 16] = [
     HostFault {
         name: "host-env-child",
         description: "passes the raw Authorization variable on to its child (B19)",
@@ -110,8 +129,13 @@ const FAULTS: [HostFault; 15] = [
     },
     HostFault {
         name: "host-legacy",
-        description: "passes the inherited legacy raw-credential and stale file variables through",
+        description: "passes the inherited legacy raw-credential variables (rule 49) through",
         checks: &["hygiene.legacy"],
+    },
+    HostFault {
+        name: "host-stale-file",
+        description: "passes the inherited `T3_ACP_MCP_AUTHORIZATION_FILE` on untouched while it names a stale credential file, beside its own in `PARITY_MCP_AUTHORIZATION_FILE`",
+        checks: &["hygiene.stale-file"],
     },
     HostFault {
         name: "host-log",
@@ -140,6 +164,61 @@ pub fn host_catalogue() -> &'static [HostFault] {
     &FAULTS
 }
 
+/// One benign host: correct, but different from the clean host where a correct host may be.
+#[derive(Debug, Clone, Copy)]
+pub struct HostBenign {
+    /// Name used by `parity fake-host <name>` (always starts with `benign-host-`).
+    pub name: &'static str,
+    /// How it differs from the clean host, in one sentence.
+    pub description: &'static str,
+    /// The hygiene checks it must pass (no fail, warn or timeout).
+    pub passes: &'static [&'static str],
+    /// What its target declares as `stored` (the form its credential files hold), if it
+    /// differs from the delivered header.
+    pub stored: Option<&'static str>,
+    /// Variables its parent hands it (the target's `env`), besides the endpoint.
+    pub env: &'static [(&'static str, &'static str)],
+}
+
+const BENIGN: [HostBenign; 2] = [
+    HostBenign {
+        name: "benign-host-bare-token",
+        description: "handed `Bearer <token>`, stores the bare token in its children's credential file, and the bare new token on rotation (declared `stored = \"{token}\"`)",
+        passes: &[
+            "hygiene.file.content",
+            "hygiene.rotation",
+            "hygiene.file.mode",
+            "hygiene.stray-copy",
+            "hygiene.env.child",
+        ],
+        stored: Some("{token}"),
+        env: &[],
+    },
+    HostBenign {
+        name: "benign-host-file-var",
+        description: "hands its credential file in `T3_ACP_MCP_AUTHORIZATION_FILE` (replacing the stale one it inherited) and passes an unrelated inherited `*_FILE` variable on untouched (rule 50)",
+        passes: &[
+            "hygiene.stale-file",
+            "hygiene.legacy",
+            "hygiene.file.handed",
+            "hygiene.file.content",
+            "hygiene.env.child",
+        ],
+        stored: None,
+        env: &[("HOST_SETTINGS_FILE", "/dev/null")],
+    },
+];
+
+/// Every benign host.
+pub fn host_benign_catalogue() -> &'static [HostBenign] {
+    &BENIGN
+}
+
+/// Looks a benign host up by name.
+pub fn find_host_benign(name: &str) -> Option<&'static HostBenign> {
+    BENIGN.iter().find(|b| b.name == name)
+}
+
 /// Looks a faulty host up by name.
 pub fn find_host_fault(name: &str) -> Option<&'static HostFault> {
     FAULTS.iter().find(|f| f.name == name)
@@ -148,9 +227,9 @@ pub fn find_host_fault(name: &str) -> Option<&'static HostFault> {
 /// The helper modes of `parity fake-host` (not faults).
 pub const HOST_HELPERS: [&str; 4] = ["idle", "exit", "linger", "leak-grandchild"];
 
-/// Serves `parity fake-host <mode> [-- CMD…]`: `clean`, a fault of [`host_catalogue`], or a
-/// helper of [`HOST_HELPERS`]. Returns the exit code: the child's, 0, or 2 for an unknown mode
-/// or a missing header (one stderr line).
+/// Serves `parity fake-host <mode> [-- CMD…]`: `clean`, a fault of [`host_catalogue`], a benign
+/// host of [`host_benign_catalogue`], or a helper of [`HOST_HELPERS`]. Returns the exit code: the
+/// child's, 0, or 2 for an unknown mode or a missing header (one stderr line).
 pub fn serve_host(mode: &str, command: &[String]) -> i32 {
     match mode {
         "idle" => {
@@ -167,8 +246,11 @@ pub fn serve_host(mode: &str, command: &[String]) -> i32 {
         }
         "leak-grandchild" => leak_grandchild(),
         "clean" => run_host(None, command),
-        other => match find_host_fault(other) {
-            Some(f) => run_host(Some(f.name), command),
+        other => match find_host_fault(other)
+            .map(|f| f.name)
+            .or_else(|| find_host_benign(other).map(|b| b.name))
+        {
+            Some(name) => run_host(Some(name), command),
             None => {
                 eprintln!(
                     "parity fake-host: unknown mode `{other}`; `parity fake --list` lists them"
@@ -248,11 +330,33 @@ fn write_new(path: &Path, mode: u32, content: &[u8]) -> std::io::Result<()> {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
 }
 
+/// The header the host was handed: [`AUTHORIZATION_VAR`], else the file
+/// [`AUTHORIZATION_PATH_VAR`] names (one line; a trailing newline is not part of it).
+fn delivered_header() -> Result<String, String> {
+    if let Ok(h) = std::env::var(AUTHORIZATION_VAR) {
+        if !h.is_empty() {
+            return Ok(h);
+        }
+    }
+    let Some(path) = std::env::var_os(AUTHORIZATION_PATH_VAR) else {
+        return Err(format!(
+            "neither {AUTHORIZATION_VAR} nor {AUTHORIZATION_PATH_VAR} is set"
+        ));
+    };
+    match std::fs::read_to_string(&path) {
+        Ok(h) if !h.trim_end_matches('\n').is_empty() => Ok(h.trim_end_matches('\n').to_owned()),
+        Ok(_) => Err(format!("the file {AUTHORIZATION_PATH_VAR} names is empty")),
+        Err(e) => Err(format!(
+            "cannot read the file {AUTHORIZATION_PATH_VAR} names: {e}"
+        )),
+    }
+}
+
 fn run_host(fault: Option<&str>, command: &[String]) -> i32 {
-    let header = match std::env::var(AUTHORIZATION_VAR) {
-        Ok(h) if !h.is_empty() => h,
-        _ => {
-            eprintln!("parity fake-host: {AUTHORIZATION_VAR} is not set");
+    let header = match delivered_header() {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("parity fake-host: {e}");
             return 2;
         }
     };
@@ -260,7 +364,15 @@ fn run_host(fault: Option<&str>, command: &[String]) -> i32 {
     if is("host-log") {
         eprintln!("parity fake-host: starting with authorization {header}");
     }
-    let mut content = header.clone().into_bytes();
+    // What the credential file holds: the header, or for the bare-token host the token alone.
+    let stored = |h: &str| -> Vec<u8> {
+        if is("benign-host-bare-token") {
+            h.strip_prefix("Bearer ").unwrap_or(h).as_bytes().to_vec()
+        } else {
+            h.as_bytes().to_vec()
+        }
+    };
+    let mut content = stored(&header);
     if is("host-file-newline") {
         content.push(b'\n');
     }
@@ -283,20 +395,28 @@ fn run_host(fault: Option<&str>, command: &[String]) -> i32 {
     }
     let exe = own_exe();
     // The child's environment: inherited, minus what a clean host strips, plus the file path.
+    let file_var = if is("benign-host-file-var") {
+        T3_FILE_VAR
+    } else {
+        FILE_VAR
+    };
     let keep = |name: &str| -> bool {
         if is("host-env-child") && name == AUTHORIZATION_VAR {
             return true;
         }
-        if is("host-legacy") && name != AUTHORIZATION_VAR && name != FILE_VAR {
+        if is("host-legacy") && LEGACY.contains(&name) {
             return true;
         }
-        !STRIPPED.contains(&name)
+        if is("host-stale-file") && name == T3_FILE_VAR {
+            return true;
+        }
+        name != file_var && !STRIPPED.contains(&name)
     };
     let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
         .filter(|(k, _)| keep(&k.to_string_lossy()))
         .collect();
     if !is("host-no-file") {
-        env.push((FILE_VAR.into(), store.path.clone().into_os_string()));
+        env.push((file_var.into(), store.path.clone().into_os_string()));
     }
     if let Some(endpoint) = std::env::var_os(ENDPOINT_VAR) {
         env.push((ENDPOINT_VAR.into(), endpoint));
@@ -368,8 +488,9 @@ fn run_host(fault: Option<&str>, command: &[String]) -> i32 {
             eprintln!("parity fake-host: unknown control line ignored");
             continue;
         };
+        let new = stored(new);
         let result = if is("host-rotation-path") {
-            match Store::create(0o700, 0o600, new.as_bytes()) {
+            match Store::create(0o700, 0o600, &new) {
                 Ok(moved) => {
                     store.close();
                     store = moved;
@@ -378,9 +499,9 @@ fn run_host(fault: Option<&str>, command: &[String]) -> i32 {
                 Err(e) => Err(e),
             }
         } else {
-            store.rotate(new.as_bytes()).and_then(|()| {
+            store.rotate(&new).and_then(|()| {
                 if is("host-tmp-left") {
-                    write_new(&tmp_of(&store.path), 0o600, new.as_bytes())
+                    write_new(&tmp_of(&store.path), 0o600, &new)
                 } else {
                     Ok(())
                 }
@@ -455,6 +576,12 @@ mod tests {
                 f.name
             );
             assert!(f.name.starts_with("host-"), "{}", f.name);
+        }
+        for b in host_benign_catalogue() {
+            assert!(b.name.starts_with("benign-host-"), "{}", b.name);
+            assert!(!b.passes.is_empty(), "{}", b.name);
+            assert!(b.passes.iter().all(|c| c.starts_with("hygiene.")));
+            assert!(find_host_fault(b.name).is_none(), "{}", b.name);
         }
     }
 

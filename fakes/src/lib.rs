@@ -40,7 +40,10 @@ pub use http_zoo::{
     find_http_benign, find_http_fault, http_benign_catalogue, http_catalogue, serve_http_fault,
     HttpBenign, HttpFault,
 };
-pub use hygiene_zoo::{find_host_fault, host_catalogue, serve_host, HostFault, HOST_HELPERS};
+pub use hygiene_zoo::{
+    find_host_benign, find_host_fault, host_benign_catalogue, host_catalogue, serve_host,
+    HostBenign, HostFault, HOST_HELPERS,
+};
 pub use zoo::{catalogue, LONG_ANSWER_PAD};
 
 /// What to do after handling an input line.

@@ -1,8 +1,10 @@
 //! The hygiene probe (`parity hygiene`, docs/hygiene.md) against real processes: the bundled
 //! reference launcher and bridge pass every check; every faulty host of the zoo fails the check
 //! it names, with evidence naming the process, variable or file; no canary reaches any report
-//! (console, JSON, JUnit); the `/proc` polling fallback works; and a target file declares the
-//! stdin and file channels and runs as the `hygiene` profile of `parity run`.
+//! (console, JSON, JUnit); every benign host passes under its declarations; the `/proc` polling
+//! fallback works; a target file declares the stdin and file channels and the stored form, and
+//! runs as the `hygiene` profile of `parity run`; and the worked example of docs/target.md for a
+//! host that stores the bare token passes every check.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -211,14 +213,41 @@ fn reference_probe(pre: &[&str]) -> Probe {
     )
 }
 
-fn fake_host(extra: &[&str], fault: &str) -> Probe {
+/// The seed host's stale file variables, as `stale_file_vars = […]` (the zoo follows the
+/// reference launcher, whose target plants them; the default plants none).
+fn stale_vars_line() -> String {
+    let vars: Vec<String> = parity_harness::engine::decl::REFERENCE_STALE_FILE_VARS
+        .iter()
+        .map(|v| format!("{v:?}"))
+        .collect();
+    format!("stale_file_vars = [{}]\n", vars.join(", "))
+}
+
+/// `parity hygiene --target T <extra…> -- parity fake-host <name>`, where `T` declares `body`
+/// (more `[hygiene]` keys) and the seed host's stale file variables.
+fn fake_host_with(extra: &[&str], name: &str, body: &str) -> Probe {
     let exe = common::parity_str();
-    let mut pre = vec!["hygiene"];
+    let dir = tempfile::tempdir().unwrap();
+    let target = write_target(
+        dir.path(),
+        &format!("version = 1\n[hygiene]\n{}{body}", stale_vars_line()),
+    );
+    let mut pre = vec!["hygiene", "--target", target.as_str()];
     pre.extend_from_slice(extra);
-    probe(&pre, &["--", &exe, "fake-host", fault])
+    probe(&pre, &["--", &exe, "fake-host", name])
+}
+
+/// A host of the zoo under the declarations `parity selftest` gives it.
+fn fake_host(extra: &[&str], fault: &str) -> Probe {
+    fake_host_with(extra, fault, "")
 }
 
 fn assert_all_pass(p: &Probe) {
+    assert_all_pass_but(p, &[]);
+}
+
+/// Every check passes, except those of `skipped`, which skip.
+fn assert_all_pass_but(p: &Probe, skipped: &[&str]) {
     let checks = p.checks();
     assert_eq!(
         checks.len(),
@@ -226,15 +255,30 @@ fn assert_all_pass(p: &Probe) {
         "{p}"
     );
     for (check, verdict) in checks {
-        assert_eq!(verdict, "pass", "{check}\n{p}");
+        let want = if skipped.contains(&check.as_str()) {
+            "skip"
+        } else {
+            "pass"
+        };
+        assert_eq!(verdict, want, "{check}\n{p}");
     }
     assert_eq!(p.code, Some(0), "{p}");
 }
 
+/// A command given without a target plants no stale file variable: the stale check has
+/// nothing to judge.
+const UNPLANTED: [&str; 1] = ["hygiene.stale-file"];
+
 #[test]
 fn the_reference_launcher_and_bridge_pass_every_check() {
+    // Given as a command, without a target: the default declarations plant no stale file
+    // variable, so the stale check skips, saying how to declare them.
     let p = reference_probe(&["hygiene"]);
-    assert_all_pass(&p);
+    assert_all_pass_but(&p, &UNPLANTED);
+    assert!(
+        p.said("hygiene.stale-file").contains("stale_file_vars"),
+        "{p}"
+    );
     assert!(
         p.stdout.contains("hygiene tracking: ptrace"),
         "the report names the tracking method\n{p}"
@@ -247,9 +291,15 @@ fn the_reference_launcher_and_bridge_pass_every_check() {
         "{p}"
     );
     p.assert_no_canary();
-    // With no command at all, the same bundled pair is probed.
+    // With no command at all, the same bundled pair is probed under the reference's own
+    // target, which plants the seed host's stale file variables: every check passes.
     let d = probe(&["hygiene"], &[]);
     assert_all_pass(&d);
+    assert!(
+        d.said("hygiene.stale-file")
+            .contains("planted: PARITY_MCP_AUTHORIZATION_FILE, T3_ACP_MCP_AUTHORIZATION_FILE"),
+        "{d}"
+    );
     d.assert_no_canary();
 }
 
@@ -275,7 +325,7 @@ const NO_FILE_ALSO: [&str; 7] = [
 ];
 
 /// (fault, check it must fail, other checks allowed to fail with it, a word of the evidence).
-const FAULTS: [(&str, &str, &[&str], &str); 15] = [
+const FAULTS: [(&str, &str, &[&str], &str); 16] = [
     (
         "host-env-child",
         "hygiene.env.child",
@@ -318,7 +368,13 @@ const FAULTS: [(&str, &str, &[&str], &str); 15] = [
         &[],
         ".tmp is left behind",
     ),
-    ("host-legacy", "hygiene.legacy", &[], "T3_"),
+    ("host-legacy", "hygiene.legacy", &[], "T3_MCP_BEARER_TOKEN"),
+    (
+        "host-stale-file",
+        "hygiene.stale-file",
+        &[],
+        "inherited T3_ACP_MCP_AUTHORIZATION_FILE still naming the decoy",
+    ),
     ("host-log", "hygiene.output", &[], "stderr line"),
     (
         "host-rotation-path",
@@ -390,6 +446,13 @@ fn every_faulty_host_fails_its_check_with_evidence_and_no_canary() {
             p.said(check).contains(word),
             "{fault}: the evidence of {check} names `{word}`\n{p}"
         );
+        // The message names the rule the verdict rests on.
+        let rule = parity_harness::profiles::hygiene::rests_on(check);
+        let message = p.case(check)["message"].as_str().unwrap_or("");
+        assert!(
+            message.contains(&format!("({rule})")) || message.contains("(rule "),
+            "{fault}: the message of {check} names {rule}\n{p}"
+        );
         for (other, verdict) in p.checks() {
             if other != check && !also.contains(&other.as_str()) {
                 assert_eq!(verdict, "pass", "{fault}: {other} should pass\n{p}");
@@ -412,7 +475,7 @@ fn every_faulty_host_fails_its_check_with_evidence_and_no_canary() {
 #[test]
 fn the_polling_fallback_passes_the_reference_and_catches_a_leaking_child() {
     let clean = reference_probe(&["hygiene", "--no-ptrace"]);
-    assert_all_pass(&clean);
+    assert_all_pass_but(&clean, &UNPLANTED);
     assert!(
         clean.stdout.contains("/proc polling every 5 ms"),
         "the report says it polled, with the interval\n{clean}"
@@ -459,6 +522,30 @@ fn a_host_that_starts_no_child_fails_the_file_hand_over() {
     p.assert_no_canary();
 }
 
+#[test]
+fn a_host_that_keeps_running_without_a_child_is_a_timeout_not_a_failure() {
+    // `sleep` starts nothing for the whole start-up budget (30 s, here a twentieth): parity
+    // waited in vain, so `hygiene.file.handed` is a timeout naming the step, never a fail.
+    let p = probe(
+        &["hygiene", "--timeout-multiplier", "0.05"],
+        &["--", "sleep", "30"],
+    );
+    assert_eq!(p.verdict("hygiene.file.handed"), "timeout", "{p}");
+    let message = p.case("hygiene.file.handed")["message"]
+        .as_str()
+        .unwrap_or("");
+    assert!(
+        message.starts_with("waiting for the tree to settle")
+            && message.contains("1500 ms")
+            && message.ends_with("(rule 48)"),
+        "{p}"
+    );
+    for (check, verdict) in p.checks() {
+        assert_ne!(verdict, "fail", "{check}\n{p}");
+    }
+    assert_eq!(p.code, Some(1), "{p}");
+}
+
 fn write_target(dir: &Path, body: &str) -> String {
     let path = dir.join("parity.toml");
     std::fs::write(&path, body).unwrap();
@@ -482,8 +569,9 @@ command = "{exe} reference launch --bearer-stdin -- {exe} reference bridge"
 delivery = "stdin"
 stdin_line = "{{header}}"
 env = {{ PARITY_MCP_ENDPOINT = "http://127.0.0.1:9/mcp" }}
-"#,
-            exe = q(&exe)
+{stale}"#,
+            exe = q(&exe),
+            stale = stale_vars_line()
         ),
     );
     let run = probe(&["run", "--target", &target], &[]);
@@ -502,8 +590,9 @@ env = {{ PARITY_MCP_ENDPOINT = "http://127.0.0.1:9/mcp" }}
 command = "sh -c 'read -r PARITY_MCP_AUTHORIZATION < \"$1\"; export PARITY_MCP_AUTHORIZATION; exec \"$0\" fake-host clean' {exe} {{credential_file}}"
 delivery = "file"
 ptrace = false
-"#,
-            exe = q(&exe)
+{stale}"#,
+            exe = q(&exe),
+            stale = stale_vars_line()
         ),
     );
     let file = probe(&["hygiene", "--target", &target], &[]);
@@ -553,6 +642,106 @@ fn a_malformed_hygiene_table_is_a_configuration_error_at_its_line() {
     let p = probe(&["hygiene", "--target", &target], &[]);
     assert_eq!(p.code, Some(2), "{p}");
     assert!(p.stderr.contains("hygiene.header"), "{p}");
+    // A stored form without `{token}` names its file, line and key.
+    let target = write_target(
+        dir.path(),
+        "version = 1\n[hygiene]\nheader = \"Bearer {token}\"\nstored = \"Bearer\"\n",
+    );
+    let p = probe(&["hygiene", "--target", &target], &[]);
+    assert_eq!(p.code, Some(2), "{p}");
+    assert!(
+        p.stderr.contains("parity.toml:4:") && p.stderr.contains("hygiene.stored"),
+        "{p}"
+    );
+}
+
+#[test]
+fn every_benign_host_passes_under_its_declarations() {
+    let benign = parity_fakes::host_benign_catalogue();
+    assert!(benign.len() >= 2);
+    for b in benign {
+        let mut body = String::new();
+        if let Some(stored) = b.stored {
+            body.push_str(&format!("stored = {stored:?}\n"));
+        }
+        if !b.env.is_empty() {
+            let env: Vec<String> = b.env.iter().map(|(k, v)| format!("{k} = {v:?}")).collect();
+            body.push_str(&format!("env = {{ {} }}\n", env.join(", ")));
+        }
+        let p = fake_host_with(&[], b.name, &body);
+        assert_all_pass(&p);
+        p.assert_no_canary();
+    }
+}
+
+#[test]
+fn a_host_that_stores_the_bare_token_fails_the_content_check_unless_it_says_so() {
+    // Undeclared, the file must hold the header as delivered: the bare token is not it, and
+    // the message says how to declare it (the rotated file holds the bare new token too).
+    let p = fake_host_with(&[], "benign-host-bare-token", "");
+    assert_eq!(p.verdict("hygiene.file.content"), "fail", "{p}");
+    let said = p.said("hygiene.file.content");
+    assert!(
+        said.contains("the bare token [CANARY]")
+            && said.contains("stored = \"{token}\"")
+            && said.contains("(rule 39)"),
+        "{p}"
+    );
+    for (check, verdict) in p.checks() {
+        if check != "hygiene.file.content" && check != "hygiene.rotation" {
+            assert_eq!(verdict, "pass", "{check}\n{p}");
+        }
+    }
+    assert_eq!(p.code, Some(1), "{p}");
+    p.assert_no_canary();
+    // Declared, it passes everything (every_benign_host_passes_under_its_declarations), and a
+    // host that stores the header as delivered then fails: the stored form is what counts.
+    let clean = fake_host_with(&[], "clean", "stored = \"{token}\"\n");
+    assert_eq!(clean.verdict("hygiene.file.content"), "fail", "{clean}");
+    assert!(
+        clean.said("hygiene.file.content").contains("as delivered"),
+        "{clean}"
+    );
+    clean.assert_no_canary();
+}
+
+#[test]
+fn a_command_without_a_target_plants_no_stale_file_variable() {
+    // `hygiene.legacy` judges only the rule-49 variables; the stale one the faulty host passes
+    // on is not planted by default, so nothing is judged (skip), and nothing fails.
+    let exe = common::parity_str();
+    let p = probe(&["hygiene"], &["--", &exe, "fake-host", "host-stale-file"]);
+    assert_all_pass_but(&p, &UNPLANTED);
+    assert!(
+        p.said("hygiene.stale-file")
+            .contains("the target plants no stale file variable"),
+        "{p}"
+    );
+    // Planted (the reference's declarations), the same host warns; `hygiene.legacy` passes.
+    let planted = fake_host(&[], "host-stale-file");
+    assert_eq!(planted.verdict("hygiene.stale-file"), "warn", "{planted}");
+    assert_eq!(planted.verdict("hygiene.legacy"), "pass", "{planted}");
+    assert_eq!(planted.code, Some(0), "{planted}");
+}
+
+#[test]
+fn the_worked_example_of_a_host_that_stores_the_bare_token_passes_every_check() {
+    // docs/target.md: a host handed `Bearer <token>` in a file that stores the bare token.
+    let example = common::docs_example("target.md", "hygiene-bare-token");
+    assert!(example.contains("stored = \"{token}\""), "{example}");
+    assert!(example.contains("delivery = \"file\""), "{example}");
+    let exe = common::parity_str();
+    let quoted = format!("'{}'", exe.replace('\'', "'\\''"));
+    let body = example.replace("\"parity fake-host ", &format!("\"{quoted} fake-host "));
+    assert_ne!(
+        body, example,
+        "the example's command is `parity fake-host …`"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let target = write_target(dir.path(), &body);
+    let p = probe(&["run", "--target", &target], &[]);
+    assert_all_pass(&p);
+    p.assert_no_canary();
 }
 
 #[test]
@@ -560,5 +749,7 @@ fn a_host_that_cannot_start_is_could_not_run() {
     let p = probe(&["hygiene"], &["--", "/nonexistent/parity-no-such-host"]);
     assert_eq!(p.code, Some(3), "{p}");
     assert!(p.stderr.contains("could not be observed"), "{p}");
+    // The reason names the step that was waiting.
+    assert!(p.stderr.contains("waiting for the tree to settle"), "{p}");
     p.assert_no_canary();
 }

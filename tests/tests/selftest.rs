@@ -62,7 +62,11 @@ fn every_check_is_caught_by_a_fault_and_the_reference_is_clean() {
         .iter()
         .map(|b| (b.name, b.passes))
         .collect();
-    for (name, passes) in stdio.iter().chain(&acp).chain(&http) {
+    let hosts: Vec<(&str, &[&str])> = parity_fakes::host_benign_catalogue()
+        .iter()
+        .map(|b| (b.name, b.passes))
+        .collect();
+    for (name, passes) in stdio.iter().chain(&acp).chain(&http).chain(&hosts) {
         for id in *passes {
             let row = stdout
                 .lines()
@@ -105,7 +109,16 @@ fn every_fault_names_checks_that_exist() {
     let benign = parity_fakes::benign_catalogue()
         .iter()
         .map(|f| (f.name, f.passes));
-    for (name, trips) in mcp.chain(acp).chain(hosts).chain(dispatchers).chain(benign) {
+    let benign_hosts = parity_fakes::host_benign_catalogue()
+        .iter()
+        .map(|f| (f.name, f.passes));
+    for (name, trips) in mcp
+        .chain(acp)
+        .chain(hosts)
+        .chain(dispatchers)
+        .chain(benign)
+        .chain(benign_hosts)
+    {
         for t in trips {
             assert!(
                 ids.iter().any(|i| i == t),

@@ -379,6 +379,14 @@ pub(super) async fn cmd_fake(fault: Option<String>, list: bool) -> i32 {
                 f.name
             );
         }
+        for b in parity_fakes::host_benign_catalogue() {
+            crate::outln!(
+                "{:<28} (benign) {} (serve with `parity fake-host {}`)",
+                b.name,
+                b.description,
+                b.name
+            );
+        }
         for f in parity_fakes::benign_catalogue() {
             crate::outln!("{:<28} benign: {}", f.name, f.description);
         }

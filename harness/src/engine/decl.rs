@@ -106,8 +106,11 @@ pub const DEFAULT_LEGACY: [&str; 3] = [
     "T3_CODE_MCP_AUTHORIZATION",
 ];
 
-/// Stale file variables planted pointing at a decoy file that holds the legacy canary.
-pub const DEFAULT_STALE_FILE_VARS: [&str; 2] = [
+/// The stale file variables of the seed host (t3code's bridge variable and the reference
+/// launcher's own), planted by the reference's hygiene target ([`hygiene_reference`]) naming
+/// a decoy file that holds the legacy canary. Not a default: another host's parent leaves
+/// other variables, so a target names its own in `stale_file_vars` (default none).
+pub const REFERENCE_STALE_FILE_VARS: [&str; 2] = [
     "PARITY_MCP_AUTHORIZATION_FILE",
     "T3_ACP_MCP_AUTHORIZATION_FILE",
 ];
@@ -158,8 +161,14 @@ pub enum Rotation {
 pub struct HygieneDecl {
     /// The host command line (split like a shell); `parity hygiene -- CMD…` overrides it.
     pub command: Option<String>,
-    /// The header template, with `{token}`.
+    /// The delivered form of the credential: the template, with `{token}`, that parity hands
+    /// the host (the environment variable's value, the delivered file's bytes, `{header}` in
+    /// the stdin and rotation lines).
     pub header: String,
+    /// The stored form: the template, with `{token}`, of what a credential file the host hands
+    /// its children must hold (seed rule 39, `hygiene.file.content`, `hygiene.rotation`);
+    /// `None` is the same as [`HygieneDecl::header`]. Use [`HygieneDecl::stored_form`].
+    pub stored: Option<String>,
     /// The delivery channel.
     pub delivery: Delivery,
     /// Extra variables for the host (e.g. its endpoint).
@@ -168,7 +177,7 @@ pub struct HygieneDecl {
     pub file_vars: Vec<String>,
     /// Legacy raw-credential variables planted with the legacy canary.
     pub legacy: Vec<String>,
-    /// Stale file variables planted pointing at the decoy file.
+    /// Stale file variables planted naming the decoy file (`hygiene.stale-file`); default none.
     pub stale_file_vars: Vec<String>,
     /// The rotation hook.
     pub rotation: Rotation,
@@ -186,22 +195,21 @@ pub struct HygieneDecl {
 
 impl Default for HygieneDecl {
     /// The reference launcher's conventions: header `Bearer {token}` in
-    /// `PARITY_MCP_AUTHORIZATION`, rotation by the stdin line `rotate {header}`, the default
-    /// legacy and stale file variables, settle 300 ms, linger 1000 ms, ptrace, poll 5 ms.
+    /// `PARITY_MCP_AUTHORIZATION`, stored as delivered, rotation by the stdin line
+    /// `rotate {header}`, the rule-49 legacy variables ([`DEFAULT_LEGACY`]), no stale file
+    /// variables, settle 300 ms, linger 1000 ms, ptrace, poll 5 ms.
     fn default() -> Self {
         HygieneDecl {
             command: None,
             header: DEFAULT_HEADER.into(),
+            stored: None,
             delivery: Delivery::Env {
                 variable: DEFAULT_VARIABLE.into(),
             },
             env: Vec::new(),
             file_vars: Vec::new(),
             legacy: DEFAULT_LEGACY.iter().map(|s| s.to_string()).collect(),
-            stale_file_vars: DEFAULT_STALE_FILE_VARS
-                .iter()
-                .map(|s| s.to_string())
-                .collect(),
+            stale_file_vars: Vec::new(),
             rotation: Rotation::Stdin {
                 line: DEFAULT_ROTATION_LINE.into(),
             },
@@ -214,13 +222,22 @@ impl Default for HygieneDecl {
     }
 }
 
+impl HygieneDecl {
+    /// The template of what a credential file must hold: [`HygieneDecl::stored`], else the
+    /// delivered [`HygieneDecl::header`].
+    pub fn stored_form(&self) -> &str {
+        self.stored.as_deref().unwrap_or(&self.header)
+    }
+}
+
 /// The dummy loopback endpoint the bundled reference's bridge is given (nothing listens; the
 /// bridge sends no request during the probe).
 pub const REFERENCE_ENDPOINT: &str = "http://127.0.0.1:9/mcp";
 
 /// The bundled reference as a hygiene target: `parity reference launch -- parity reference
 /// bridge` (without the `http` feature, `… -- parity reference mcp`) with
-/// [`REFERENCE_ENDPOINT`], under the default declarations.
+/// [`REFERENCE_ENDPOINT`], under the default declarations plus the seed host's stale file
+/// variables ([`REFERENCE_STALE_FILE_VARS`]), which the launcher replaces with its own.
 pub fn hygiene_reference(exe: &str) -> HygieneDecl {
     let q = crate::engine::target::shell_quote(exe);
     // The launched child: the stdio-to-HTTP bridge, or, in a build without the `http` feature
@@ -234,6 +251,10 @@ pub fn hygiene_reference(exe: &str) -> HygieneDecl {
     HygieneDecl {
         command: Some(format!("{q} reference launch -- {q} reference {child}")),
         env: vec![("PARITY_MCP_ENDPOINT".into(), REFERENCE_ENDPOINT.into())],
+        stale_file_vars: REFERENCE_STALE_FILE_VARS
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
         ..HygieneDecl::default()
     }
 }

@@ -217,6 +217,7 @@ struct RawGuard {
 struct RawHygiene {
     command: Option<Spanned<String>>,
     header: Option<Spanned<String>>,
+    stored: Option<Spanned<String>>,
     delivery: Option<Spanned<String>>,
     variable: Option<Spanned<String>>,
     stdin_line: Option<Spanned<String>>,
@@ -1389,6 +1390,22 @@ fn hygiene_decl(
         Some(t) => t.get_ref().clone(),
         None => d.header.clone(),
     };
+    // The stored form (seed rule 39: what the children's credential file holds), when it
+    // differs from the delivered one: the bytes at rest, so `{token}` and never `{header}`.
+    let stored = match &h.stored {
+        Some(t) if !t.get_ref().contains("{token}") || t.get_ref().contains("{header}") => {
+            return Err(err_at(
+                t.span().start,
+                "hygiene.stored",
+                format!(
+                    "{:?} is not a stored form: it needs `{{token}}` and no `{{header}}` (e.g. \"{{token}}\" for a host that stores the bare token; leave it out when the file holds the header as delivered)",
+                    t.get_ref()
+                ),
+            ))
+        }
+        Some(t) => Some(t.get_ref().clone()),
+        None => None,
+    };
     let template = |v: &Spanned<String>, key: &str| -> Result<String, TargetError> {
         let s = v.get_ref();
         if s.contains("{header}") || s.contains("{token}") {
@@ -1524,6 +1541,7 @@ fn hygiene_decl(
     Ok(HygieneDecl {
         command,
         header,
+        stored,
         delivery,
         env: h.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         file_vars: h.file_vars.clone(),
@@ -1954,6 +1972,7 @@ version = 1
 [hygiene]
 command = "./host --token-file {credential_file}"
 delivery = "file"
+stored = "{token}"
 rotation = "file"
 rotation_signal = "HUP"
 file_vars = ["AGENT_CREDENTIALS"]
@@ -1972,7 +1991,11 @@ poll_ms = 2
             }
         );
         assert_eq!(h.header, "Bearer {token}");
+        assert_eq!(h.stored.as_deref(), Some("{token}"));
+        assert_eq!(h.stored_form(), "{token}");
         assert_eq!(h.legacy.len(), 3);
+        // No stale file variables unless declared: the seed host's are the reference's own.
+        assert!(h.stale_file_vars.is_empty());
         assert!(!h.ptrace);
         assert_eq!(h.poll_ms, 2);
         let d = parse("t.toml", "version = 1\n[hygiene]\n")
@@ -1985,6 +2008,9 @@ poll_ms = 2
                 variable: "PARITY_MCP_AUTHORIZATION".into()
             }
         );
+        // Stored as delivered unless declared.
+        assert_eq!(d.stored, None);
+        assert_eq!(d.stored_form(), "Bearer {token}");
     }
 
     #[test]
@@ -1996,6 +2022,9 @@ poll_ms = 2
                 "hygiene.stdin_line",
             ),
             ("header = \"Bearer\"", "hygiene.header"),
+            ("stored = \"Bearer\"", "hygiene.stored"),
+            ("stored = \"{header}\"", "hygiene.stored"),
+            ("stored = \"{header} {token}\"", "hygiene.stored"),
             (
                 "command = \"host\"\ndelivery = \"file\"",
                 "hygiene.delivery",

@@ -7,26 +7,32 @@
 //! rotates that file in place and removes everything when it stops:
 //!
 //! 1. A random canary (`PARITYCANARY` + 32 hex digits) becomes the token of the header the
-//!    target declares (default `Bearer {token}`), delivered through the declared channel: an
-//!    environment variable (default `PARITY_MCP_AUTHORIZATION`), a stdin line, or a file parity
-//!    writes (its path in a variable or in the command's `{credential_file}`). A second canary
-//!    is planted in the legacy raw-credential variables, and a decoy file holding it is named by
-//!    the stale file variables. The host gets a fresh private `TMPDIR` and working directory.
+//!    target declares (default `Bearer {token}`, the delivered form), delivered through the
+//!    declared channel: an environment variable (default `PARITY_MCP_AUTHORIZATION`), a stdin
+//!    line, or a file parity writes (its path in a variable or in the command's
+//!    `{credential_file}`). What the host's credential files must hold is the stored form
+//!    (`stored`, default the same). A second canary is planted in the legacy raw-credential
+//!    variables, and a decoy file holding it is named by the stale file variables the target
+//!    declares (none by default). The host gets a fresh private `TMPDIR` and working directory.
 //! 2. [`crate::transport::proctrack`] follows the whole tree (ptrace, or subreaper plus `/proc` polling)
 //!    and reads every process's argv and environment at every exec.
 //! 3. Once the tree is quiet, every file a descendant's `*_FILE` variable (or a declared one)
 //!    names is inspected, and the temp and working directories are searched for copies.
 //! 4. The rotation hook delivers a third canary; the files must keep their paths and take the
-//!    new header. Then the stdio shutdown sequence (close stdin, wait, SIGTERM, wait, SIGKILL)
+//!    stored form of the new token. Then the stdio shutdown sequence (close stdin, wait, SIGTERM, wait, SIGKILL)
 //!    and a last look: files, directories, `.tmp` and descendants must all be gone.
 //!
 //! Each canary is searched raw, URL-encoded and base64-encoded (standard and URL-safe
 //! alphabets, at each of the three alignments), and replaced by a placeholder (`[CANARY]`,
 //! `[CANARY-ROTATED]`, `[CANARY-LEGACY]`) in every message, evidence line and note.
 //!
-//! Size (2335 lines): the probe (canaries, delivery, the traced run, files, stray copies, rotation
-//! and the shutdown sequence) and the thirteen checks that judge one observation share its types;
-//! the probe and the judges are the split to make when the file grows again.
+//! Every verdict's message names the rule it rests on ([`rests_on`]), and every `not-run` and
+//! `timeout` message the [`step`] that could not read or was waiting.
+//!
+//! Size (2860 lines, 370 of them tests): the probe (canaries, delivery, the traced run, files,
+//! stray copies, rotation and the shutdown sequence) and the fourteen checks that judge one
+//! observation share its types; the probe and the judges are the split to make when the file
+//! grows again.
 
 mod profile;
 pub use profile::HygieneProfile;
@@ -34,8 +40,8 @@ pub use profile::HygieneProfile;
 use crate::engine::check::{Check, Finding, Level, Revs, Status, Timing};
 pub use crate::engine::decl::{
     hygiene_reference as reference_decl, Delivery, HygieneDecl, Rotation, DEFAULT_HEADER,
-    DEFAULT_LEGACY, DEFAULT_ROTATION_LINE, DEFAULT_STALE_FILE_VARS, DEFAULT_VARIABLE,
-    REFERENCE_ENDPOINT,
+    DEFAULT_LEGACY, DEFAULT_ROTATION_LINE, DEFAULT_VARIABLE, REFERENCE_ENDPOINT,
+    REFERENCE_STALE_FILE_VARS,
 };
 use crate::engine::run::{RunOptions, RunReport};
 use crate::transport::proctrack::{Method, Proc, Tracker};
@@ -63,7 +69,9 @@ pub const SCAN_ENTRY_CAP: usize = 10_000;
 /// Bytes of the host's stdout and of its stderr kept and searched; the rest is counted.
 pub const OUTPUT_CAP: usize = 64 * 1024 * 1024;
 
-/// A faulty host as a hygiene target: `parity fake-host <name>` (its child is the idle helper).
+/// A faulty or benign host of the zoo as a hygiene target: `parity fake-host <name>` (its child
+/// is the idle helper), under the reference's declarations (the zoo follows the reference
+/// launcher's contract, so the seed host's stale file variables are planted too).
 pub fn fake_host_decl(exe: &str, name: &str) -> HygieneDecl {
     HygieneDecl {
         command: Some(format!(
@@ -71,8 +79,45 @@ pub fn fake_host_decl(exe: &str, name: &str) -> HygieneDecl {
             crate::engine::target::shell_quote(exe)
         )),
         env: vec![("PARITY_MCP_ENDPOINT".into(), REFERENCE_ENDPOINT.into())],
+        stale_file_vars: REFERENCE_STALE_FILE_VARS
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
         ..HygieneDecl::default()
     }
+}
+
+/// A benign host of the zoo as a hygiene target: [`fake_host_decl`] with what it declares (its
+/// stored form) and the variables its parent hands it.
+pub fn benign_host_decl(exe: &str, b: &parity_fakes::HostBenign) -> HygieneDecl {
+    let mut d = fake_host_decl(exe, b.name);
+    d.stored = b.stored.map(str::to_owned);
+    d.env
+        .extend(b.env.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    d
+}
+
+/// The steps of a probe, as the messages of `not-run` and `timeout` verdicts (and the reasons a
+/// host could not be observed) name the one that was waiting or failed.
+pub mod step {
+    /// Making the canaries and the private directories, before the host starts.
+    pub const PREPARE: &str = "preparing the probe";
+    /// Starting the host under the tracker.
+    pub const SPAWN: &str = "spawning the host";
+    /// Waiting until a descendant executed and the tree was quiet for `settle_ms`.
+    pub const SETTLE: &str = "waiting for the tree to settle";
+    /// Reading every process's argv and environment at its exec, for the whole run.
+    pub const TRACK: &str = "following the tree";
+    /// Reading the credential files' metadata and bytes.
+    pub const INSPECT: &str = "inspecting the credential files";
+    /// Searching `$TMPDIR`, the working directory and the credential directories.
+    pub const SEARCH: &str = "searching for stray copies";
+    /// Delivering the rotated token and waiting for every credential file to take it.
+    pub const ROTATION: &str = "rotation";
+    /// The stdio shutdown sequence and the linger time that follows it.
+    pub const SHUTDOWN: &str = "shutdown";
+    /// Reading the host's stdout and stderr.
+    pub const OUTPUT: &str = "reading the host's output";
 }
 
 // -------------------------------------------------------------------------------------------
@@ -253,7 +298,7 @@ fn render(template: &str, token: &str, header: &str) -> String {
 /// What a credential file's bytes are.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Content {
-    /// Exactly the header of this canary.
+    /// Exactly the stored form of this canary ([`HygieneDecl::stored_form`] filled in).
     Header(Which),
     /// Something else, described without its bytes.
     Other(String),
@@ -362,7 +407,7 @@ pub struct Observation {
     pub secrets: Secrets,
     /// Declared legacy variables (planted).
     pub legacy_vars: Vec<String>,
-    /// Declared stale file variables (planted).
+    /// Declared stale file variables (planted naming [`Observation::decoy`]).
     pub stale_file_vars: Vec<String>,
     /// The decoy file the stale file variables name.
     pub decoy: PathBuf,
@@ -390,6 +435,12 @@ pub struct Observation {
     /// The host had already ended when the tree settled (its status), so what it cleaned up
     /// at exit could not be inspected while it ran.
     pub ended_early: Option<String>,
+    /// The start-up budget, in milliseconds, when it ran out while the host was still running
+    /// and no descendant had executed (`None`: a descendant executed, or the host ended).
+    pub settle_timed_out: Option<u64>,
+    /// The shutdown sequence had to send SIGKILL: the host ignored stdin EOF and SIGTERM, so it
+    /// never got to close its scope, and what it removes at exit cannot be judged.
+    pub killed: bool,
     /// Descendants still running after the host ended and the linger time passed.
     pub leftovers: Vec<(i32, String)>,
     /// The host's stdout.
@@ -477,43 +528,51 @@ fn take_stream(s: &Arc<Mutex<Stream>>) -> Stream {
 /// Runs one probe: starts the host, follows its tree, delivers, rotates, shuts it down and
 /// collects what every check judges. Blocking.
 ///
-/// Errors (the run could not happen): no command, no random source, the scratch directories
-/// cannot be made, the host cannot start, or it ended with a failure status before the tree
-/// settled and started no child (the message carries its status and last stderr line,
-/// redacted).
+/// Errors (the run could not happen), each naming its [`step`]: no command, no random
+/// source, the scratch directories cannot be made, the host cannot start, or it ended with a
+/// failure status before the tree settled and started no child (the message carries its status
+/// and last stderr line, redacted).
 pub fn observe(probe: &Probe) -> Result<Observation, String> {
     let decl = &probe.decl;
     let Some((program, args)) = probe.command.split_first() else {
-        return Err("no host command: give `-- CMD…` or `[hygiene] command`".into());
+        return Err(format!(
+            "{}: no host command: give `-- CMD…` or `[hygiene] command`",
+            step::PREPARE
+        ));
     };
+    let prepare = |e: String| format!("{}: {e}", step::PREPARE);
     let started = Instant::now();
-    let secrets = Secrets::new()?;
+    let secrets = Secrets::new().map_err(prepare)?;
+    // The delivered form (what the host is handed) and the stored form (what the files it
+    // hands its children must hold) of each token.
     let header = render(&decl.header, &secrets.current.token, "");
     let legacy_header = render(&decl.header, &secrets.legacy.token, "");
+    let stored = |t: &str| render(decl.stored_form(), t, "");
     let scratch = tempfile::Builder::new()
         .prefix("parity-hygiene-")
         .tempdir()
-        .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
+        .map_err(|e| prepare(format!("cannot create a temporary directory: {e}")))?;
     let tmp_root = scratch.path().join("tmp");
-    mkdir_private(&tmp_root)?;
+    mkdir_private(&tmp_root).map_err(prepare)?;
     let cwd_root = match &decl.cwd {
         Some(c) => c.clone(),
         None => {
             let c = scratch.path().join("cwd");
-            mkdir_private(&c)?;
+            mkdir_private(&c).map_err(prepare)?;
             c
         }
     };
+    // The decoy: a stale credential file, as a parent's store would have left it.
     let decoy_dir = scratch.path().join("decoy");
-    mkdir_private(&decoy_dir)?;
+    mkdir_private(&decoy_dir).map_err(prepare)?;
     let decoy = decoy_dir.join("authorization");
-    write_private(&decoy, legacy_header.as_bytes())?;
+    write_private(&decoy, stored(&secrets.legacy.token).as_bytes()).map_err(prepare)?;
     let delivered = match &decl.delivery {
         Delivery::File { .. } => {
             let d = scratch.path().join("delivered");
-            mkdir_private(&d)?;
+            mkdir_private(&d).map_err(prepare)?;
             let f = d.join("authorization");
-            write_private(&f, header.as_bytes())?;
+            write_private(&f, header.as_bytes()).map_err(prepare)?;
             Some(f)
         }
         _ => None,
@@ -583,8 +642,9 @@ pub fn observe(probe: &Probe) -> Result<Observation, String> {
         ptrace: decl.ptrace,
         poll: Duration::from_millis(decl.poll_ms.max(1)),
         marker: format!("{}={marker_value}", crate::transport::peer::MARKER_VAR),
-        keep_env: Some(env_filter(decl, &secrets)),
-    })?;
+        keep_env: Some(env_filter(decl, &secrets, &decoy)),
+    })
+    .map_err(|e| format!("{}: {e}", step::SPAWN))?;
     let (out, out_done) = match tracker.stdout.take() {
         Some(o) => reader(o),
         None => reader(std::io::empty()),
@@ -607,15 +667,18 @@ pub fn observe(probe: &Probe) -> Result<Observation, String> {
     let budget = probe.timing.case;
     let until = Instant::now() + budget;
     tracker.wait_quiet(settle, budget);
-    while tracker.host_exit().is_none()
-        && Instant::now() < until
-        && !tracker
-            .procs()
+    // A descendant has executed (a fork that never did is the host's own code).
+    let executed = |t: &Tracker| {
+        t.procs()
             .iter()
             .any(|p| !p.host && !p.thread && !p.images.is_empty())
-    {
+    };
+    while tracker.host_exit().is_none() && Instant::now() < until && !executed(&tracker) {
         std::thread::sleep(Duration::from_millis(10));
     }
+    // The budget ran out while the host kept running without a child: a missing answer.
+    let settle_timed_out =
+        (tracker.host_exit().is_none() && !executed(&tracker)).then_some(budget.as_millis() as u64);
     tracker.wait_quiet(settle, until.saturating_duration_since(Instant::now()));
     let early = tracker.host_exit();
     let procs = tracker.procs();
@@ -632,22 +695,29 @@ pub fn observe(probe: &Probe) -> Result<Observation, String> {
                 .to_owned();
             drop(tracker);
             return Err(secrets.redact(&format!(
-                "the host ended ({exit}) before it started any child; its last stderr line: {}",
+                "{}: the host ended ({exit}) before it started any child; its last stderr line: {}",
+                step::SETTLE,
                 crate::base::util::clip(&secrets.redact(&last), 300)
             )));
         }
     }
-    let headers = [
-        (Which::Current, header.clone()),
-        (
-            Which::Rotated,
-            render(&decl.header, &secrets.rotated.token, ""),
-        ),
-        (Which::Legacy, legacy_header.clone()),
-    ];
+    let forms: Vec<Form> = [Which::Current, Which::Rotated, Which::Legacy]
+        .into_iter()
+        .map(|w| {
+            let token = &secrets.get(w).token;
+            Form {
+                which: w,
+                stored: stored(token),
+                delivered: render(&decl.header, token, ""),
+                token: token.clone(),
+            }
+        })
+        .collect();
     let ctx = FileCtx {
         secrets: &secrets,
-        headers: &headers,
+        forms: &forms,
+        header_template: &decl.header,
+        stored_template: decl.stored_form(),
         tmp_root: &tmp_root,
         cwd_root: &cwd_root,
         decoy: &decoy,
@@ -664,7 +734,11 @@ pub fn observe(probe: &Probe) -> Result<Observation, String> {
     let rotation = if decl.rotation == Rotation::None {
         RotationObs::NotDeclared
     } else if tracker.host_exit().is_some() {
-        RotationObs::NotAttempted("the host had ended before the rotation".into())
+        RotationObs::NotAttempted(format!(
+            "{}: the host had ended before the rotation hook could be used ({})",
+            step::ROTATION,
+            tracker.host_exit().unwrap_or_default()
+        ))
     } else if files.is_empty() {
         RotationObs::NoFiles
     } else {
@@ -679,7 +753,9 @@ pub fn observe(probe: &Probe) -> Result<Observation, String> {
                         .and_then(|()| stdin.flush())
                         .map_err(|e| format!("the rotation line could not be written: {e}"))
                 }
-                None => Err("the host's stdin is closed".into()),
+                None => Err(
+                    "the host's stdin is closed, so the rotation line could not be written".into(),
+                ),
             },
             Rotation::File { signal } => match &delivered {
                 Some(f) => write_private(f, new_header.as_bytes()).and_then(|()| match signal {
@@ -696,7 +772,7 @@ pub fn observe(probe: &Probe) -> Result<Observation, String> {
             Rotation::None => Ok(()),
         };
         match asked {
-            Err(e) => RotationObs::NotAttempted(e),
+            Err(e) => RotationObs::NotAttempted(format!("{}: {e}", step::ROTATION)),
             Ok(()) => {
                 let deadline = probe.timing.message;
                 let t0 = Instant::now();
@@ -756,6 +832,7 @@ pub fn observe(probe: &Probe) -> Result<Observation, String> {
     // Shutdown: the stdio sequence.
     let grace = probe.timing.grace;
     let mut steps = Vec::new();
+    let mut killed = false;
     let t0 = Instant::now();
     drop(tracker.stdin.take());
     steps.push("stdin closed".to_owned());
@@ -767,6 +844,7 @@ pub fn observe(probe: &Probe) -> Result<Observation, String> {
         ));
         if tracker.wait_host(grace.after_term).is_none() {
             tracker.signal_host_group(nix::sys::signal::Signal::SIGKILL);
+            killed = true;
             steps.push(format!(
                 "SIGKILL to the host's process group after {} ms",
                 t0.elapsed().as_millis()
@@ -826,6 +904,8 @@ pub fn observe(probe: &Probe) -> Result<Observation, String> {
         shutdown_steps: steps,
         host_exit,
         ended_early: early,
+        settle_timed_out,
+        killed,
         leftovers,
         stdout: take_stream(&out),
         stderr: take_stream(&err),
@@ -837,8 +917,14 @@ pub fn observe(probe: &Probe) -> Result<Observation, String> {
 
 /// Which environment entries of an exec image the judges need, so only those are kept: a
 /// `*_FILE` or declared file variable (credential files), a declared legacy or stale variable
-/// (`hygiene.legacy`), and any entry carrying a canary in any encoding (`hygiene.env.child`).
-fn env_filter(decl: &HygieneDecl, secrets: &Secrets) -> crate::transport::proctrack::EnvFilter {
+/// (`hygiene.legacy`, `hygiene.stale-file`), any entry whose value is the decoy's path, under
+/// whatever name (`hygiene.stale-file`), and any entry carrying a canary in any encoding
+/// (`hygiene.env.child`).
+fn env_filter(
+    decl: &HygieneDecl,
+    secrets: &Secrets,
+    decoy: &Path,
+) -> crate::transport::proctrack::EnvFilter {
     let mut names: HashSet<Vec<u8>> = HashSet::new();
     for n in decl
         .file_vars
@@ -849,10 +935,12 @@ fn env_filter(decl: &HygieneDecl, secrets: &Secrets) -> crate::transport::proctr
         names.insert(n.as_bytes().to_vec());
     }
     let secrets = secrets.clone();
+    let decoy = decoy.as_os_str().as_bytes().to_vec();
     crate::transport::proctrack::EnvFilter(std::sync::Arc::new(move |entry: &[u8]| {
-        let name = &entry[..entry.iter().position(|b| *b == b'=').unwrap_or(entry.len())];
+        let (name, value) = split_entry(entry);
         name.ends_with(b"_FILE")
             || names.contains(name)
+            || value == decoy.as_slice()
             || !secrets
                 .find(entry, &[Which::Current, Which::Rotated, Which::Legacy])
                 .is_empty()
@@ -865,10 +953,26 @@ fn tmp_of(path: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
+/// One canary's forms: what a credential file must hold, what the host was handed, the bare
+/// token.
+struct Form {
+    which: Which,
+    /// [`HygieneDecl::stored_form`] filled in: what a credential file must hold.
+    stored: String,
+    /// [`HygieneDecl::header`] filled in: what the host is handed.
+    delivered: String,
+    /// The token itself.
+    token: String,
+}
+
 /// What the file inspections need to know.
 struct FileCtx<'a> {
     secrets: &'a Secrets,
-    headers: &'a [(Which, String)],
+    forms: &'a [Form],
+    /// The delivered template (`header`), for messages: it holds no canary.
+    header_template: &'a str,
+    /// The stored template (`stored`, else `header`), for messages.
+    stored_template: &'a str,
     tmp_root: &'a Path,
     cwd_root: &'a Path,
     decoy: &'a Path,
@@ -928,28 +1032,46 @@ impl FileCtx<'_> {
             || d == std::env::temp_dir()
     }
 
+    /// What the bytes at `path` are: exactly a canary's stored form, or something else said
+    /// without the bytes (a stored form with a newline, the delivered form or the bare token
+    /// where the stored form differs, a canary among other bytes, or none).
     fn content_of(&self, path: &Path) -> Content {
         let bytes = match read_regular_capped(path) {
             Ok(Some(b)) => b,
             Ok(None) => {
                 return Content::Other(format!(
-                    "over {SCAN_FILE_CAP} bytes (too large to be the header)"
+                    "over {SCAN_FILE_CAP} bytes (too large to be the stored header)"
                 ))
             }
             Err(e) => return Content::Unreadable(e.to_string()),
         };
-        for (w, h) in self.headers {
-            if bytes == h.as_bytes() {
-                return Content::Header(*w);
+        let is = |form: &str, newline: bool| {
+            bytes.len() == form.len() + usize::from(newline)
+                && bytes.starts_with(form.as_bytes())
+                && (!newline || bytes.ends_with(b"\n"))
+        };
+        for f in self.forms {
+            if is(&f.stored, false) {
+                return Content::Header(f.which);
             }
         }
-        for (w, h) in self.headers {
-            let mut with_newline = h.as_bytes().to_vec();
-            with_newline.push(b'\n');
-            if bytes == with_newline {
+        let stored = self.stored_template;
+        for f in self.forms {
+            let ph = f.which.placeholder();
+            if is(&f.stored, true) {
                 return Content::Other(format!(
-                    "the header of {} followed by a newline",
-                    w.placeholder()
+                    "the stored header (`{stored}`) of {ph} followed by a newline"
+                ));
+            }
+            if f.delivered != f.stored && is(&f.delivered, false) {
+                return Content::Other(format!(
+                    "the header of {ph} as delivered (`{}`), not the stored form the target declares (`stored = \"{stored}\"`)",
+                    self.header_template
+                ));
+            }
+            if f.token != f.stored && is(&f.token, false) {
+                return Content::Other(format!(
+                    "the bare token {ph}, not the header (`{stored}`); a host that stores the bare token declares `stored = \"{{token}}\"`"
                 ));
             }
         }
@@ -958,12 +1080,15 @@ impl FileCtx<'_> {
             .find(&bytes, &[Which::Current, Which::Rotated, Which::Legacy]);
         if let Some((w, _)) = found.first() {
             return Content::Other(format!(
-                "{} bytes holding {} but not exactly the header",
+                "{} bytes holding {} but not exactly the stored header (`{stored}`)",
                 bytes.len(),
                 w.placeholder()
             ));
         }
-        Content::Other(format!("{} bytes that are not the header", bytes.len()))
+        Content::Other(format!(
+            "{} bytes that are not the stored header (`{stored}`)",
+            bytes.len()
+        ))
     }
 
     fn capture(&self, path: &Path) -> FileState {
@@ -1145,11 +1270,19 @@ fn checks() -> Vec<(Check, JudgeFn)> {
         ),
         c(
             "hygiene.legacy",
-            "No descendant inherits a legacy raw-credential variable, a stale file variable pointing at the decoy, or the legacy canary under any name.",
+            "No descendant inherits a legacy raw-credential variable (the ones rule 49 names, or those `legacy` declares), with any value, or the legacy canary under any name.",
             Level::Must,
             "Child environments MUST set T3_ACP_MCP_AUTHORIZATION, T3_MCP_BEARER_TOKEN and T3_CODE_MCP_AUTHORIZATION to undefined, keeping the keys present, so that merging over process.env cannot re-inherit them.",
             "hygiene#rule-49",
             judge_legacy,
+        ),
+        c(
+            "hygiene.stale-file",
+            "No descendant is handed a file variable that still names the decoy credential file parity planted in the host's environment (in the `stale_file_vars` it declares), in place of a credential file of the host's own. Passing a `*_FILE` variable on untouched is not judged (rule 50 keeps it); only one that still names the stale credential. Advisory: no rule forbids it in so many words; rule 48 says the children's file variable carries the host's credential path.",
+            Level::Robustness,
+            "The raw MCP Authorization value MUST NOT be put in the environment of ACP agents, their terminals or Pi. Those children MUST get a file path instead; for the ACP bridge and acp-mcp-call that path is in T3_ACP_MCP_AUTHORIZATION_FILE.",
+            "hygiene#stale-file",
+            judge_stale_file,
         ),
         c(
             "hygiene.output",
@@ -1185,7 +1318,7 @@ fn checks() -> Vec<(Check, JudgeFn)> {
         ),
         c(
             "hygiene.file.content",
-            "Every credential file holds exactly the current header bytes, with no newline.",
+            "Every credential file holds exactly the stored form of the current token (`stored`, by default the header as delivered), with no newline.",
             Level::Must,
             "After every successful write the file MUST be mode 0600 (not checked on Windows) and hold exactly the header bytes, with no newline.",
             "hygiene#rule-39",
@@ -1201,7 +1334,7 @@ fn checks() -> Vec<(Check, JudgeFn)> {
         ),
         c(
             "hygiene.rotation",
-            "After the rotation hook every credential file keeps its path and takes the new header through a rename (a new inode).",
+            "After the rotation hook every credential file keeps its path and takes the stored form of the new token through a rename (a new inode).",
             Level::Must,
             "The path for a key MUST stay the same for the scope's lifetime, across rotations and removals.",
             "hygiene#rule-40",
@@ -1232,6 +1365,48 @@ fn checks() -> Vec<(Check, JudgeFn)> {
             judge_cleanup_descendants,
         ),
     ]
+}
+
+/// The rule a check's verdicts rest on, as its messages name it: the seed rule of its quote
+/// (`rule 39`), the fault class (`fault class B20`), or, for the advisory `hygiene.stale-file`,
+/// the closest rule and that it is advisory.
+pub fn rests_on(check: &str) -> &'static str {
+    match check {
+        "hygiene.env.child" | "hygiene.file.handed" => "rule 48",
+        "hygiene.argv" => "rule 52",
+        "hygiene.legacy" => "rule 49",
+        "hygiene.stale-file" => "rule 48, advisory",
+        "hygiene.output" => "fault class B20",
+        "hygiene.file.mode" | "hygiene.file.content" => "rule 39",
+        "hygiene.file.dir-mode" => "rule 38",
+        "hygiene.stray-copy" => "rule 57",
+        "hygiene.rotation" => "rules 40 and 42",
+        "hygiene.cleanup.tmp" => "rule 42",
+        "hygiene.cleanup.files" => "rule 46",
+        "hygiene.cleanup.descendants" => "fault class B18",
+        _ => "docs/hygiene.md",
+    }
+}
+
+/// `f` with its message naming the rule its verdict rests on (`… (rule 39)`), so a reader of
+/// the message alone knows it; a message that already names a narrower rule in parentheses
+/// (`hygiene.rotation`'s `(rule 42)`, say) is left as it is. A pass has no message.
+fn cited(check: &str, mut f: Finding) -> Finding {
+    let cite = |m: &mut String| {
+        if !m.contains("(rule ") {
+            m.push_str(&format!(" ({})", rests_on(check)));
+        }
+    };
+    match &mut f.status {
+        Status::Pass => {}
+        Status::Violated(m)
+        | Status::Advisory(m)
+        | Status::Skip(m)
+        | Status::NotRun(m)
+        | Status::Timeout(m)
+        | Status::Failed(m) => cite(m),
+    }
+    f
 }
 
 fn who(p: &Proc) -> String {
@@ -1265,7 +1440,13 @@ fn split_entry(entry: &[u8]) -> (&[u8], &[u8]) {
 /// Collects violations, unreadable processes and notes, then decides.
 struct Tally {
     evidence: Vec<String>,
+    /// What breaks the rule: a fail (or a warn, by the check's level).
     violations: Vec<String>,
+    /// What could not be judged because the probe waited in vain (each names the [`step`]):
+    /// a timeout, unless a violation was found.
+    waiting: Vec<String>,
+    /// What could not be read (each names the [`step`]): not-run, unless a violation was found
+    /// or the probe waited in vain.
     unreadable: Vec<String>,
 }
 
@@ -1274,9 +1455,13 @@ impl Tally {
         Tally {
             evidence: head(obs),
             violations: Vec::new(),
+            waiting: Vec::new(),
             unreadable: Vec::new(),
         }
     }
+    /// The finding: a violation if any (the first, and how many more `what`), else a timeout
+    /// if the probe waited in vain, else not-run if something could not be read, else a pass
+    /// with `pass_line` as the last evidence line.
     fn finish(mut self, what: &str, pass_line: String) -> Finding {
         if !self.violations.is_empty() {
             let n = self.violations.len();
@@ -1290,6 +1475,17 @@ impl Tally {
                 },
                 self.evidence,
             );
+        }
+        if !self.waiting.is_empty() {
+            let first = self.waiting[0].clone();
+            self.evidence.extend(self.waiting);
+            self.evidence.extend(self.unreadable);
+            return Finding {
+                status: Status::Timeout(format!(
+                    "could not be judged, so this cannot pass: {first}"
+                )),
+                evidence: self.evidence,
+            };
         }
         if !self.unreadable.is_empty() {
             let first = self.unreadable[0].clone();
@@ -1310,7 +1506,8 @@ fn missed_unreadable(obs: &Observation, v: &mut Tally) {
     let missed: Vec<String> = descendants(obs).filter(|p| p.missed).map(who).collect();
     if !missed.is_empty() {
         v.unreadable.push(format!(
-            "{} process(es) ended before polling could read them: {}",
+            "{}: {} process(es) ended before polling could read them: {}",
+            step::TRACK,
             missed.len(),
             missed.join(", ")
         ));
@@ -1326,7 +1523,11 @@ fn judge_env_child(obs: &Observation) -> Finding {
     for p in descendants(obs) {
         for img in &p.images {
             match &img.env {
-                Err(e) => v.unreadable.push(format!("{}: {e}", who(p))),
+                Err(e) => v.unreadable.push(format!(
+                    "{}: the environment of {} could not be read at its exec: {e}",
+                    step::TRACK,
+                    who(p)
+                )),
                 Ok(env) => {
                     images += 1;
                     for entry in env {
@@ -1363,7 +1564,10 @@ fn judge_env_child(obs: &Observation) -> Finding {
         // Nothing was judged: no verdict can rest on it (a host that started no child at all
         // is judged by the other checks).
         return Finding::not_run(
-            format!("{n} descendant(s), but no exec image of any could be read"),
+            format!(
+                "{}: {n} descendant(s), but no exec image of any could be read",
+                step::TRACK
+            ),
             v.evidence.clone(),
         );
     }
@@ -1379,7 +1583,11 @@ fn judge_argv(obs: &Observation) -> Finding {
     for p in obs.procs.iter().filter(|p| !p.thread) {
         for img in &p.images {
             match &img.argv {
-                Err(e) => v.unreadable.push(format!("{}: {e}", who(p))),
+                Err(e) => v.unreadable.push(format!(
+                    "{}: the argv of {} could not be read at its exec: {e}",
+                    step::TRACK,
+                    who(p)
+                )),
                 Ok(argv) => {
                     images += 1;
                     for (i, word) in argv.iter().enumerate() {
@@ -1401,11 +1609,17 @@ fn judge_argv(obs: &Observation) -> Finding {
     if let Some(h) = obs.procs.iter().find(|p| p.host && p.images.is_empty()) {
         // Polling may never read a host that hides its `/proc` entries (a non-dumpable one,
         // seen by another user): its argv was not judged.
-        v.unreadable
-            .push(format!("{}: the host's own image was never read", who(h)));
+        v.unreadable.push(format!(
+            "{}: the host's own image ({}) was never read",
+            step::TRACK,
+            who(h)
+        ));
     }
     if images == 0 && v.unreadable.is_empty() {
-        return Finding::not_run("no process image could be read", head(obs));
+        return Finding::not_run(
+            format!("{}: no process image could be read", step::TRACK),
+            head(obs),
+        );
     }
     missed_unreadable(obs, &mut v);
     v.finish(
@@ -1414,54 +1628,112 @@ fn judge_argv(obs: &Observation) -> Finding {
     )
 }
 
+/// The environments of the descendants' exec images, each with its process; an image whose
+/// environment could not be read is noted in `v` (not-run).
+fn readable_envs<'a>(obs: &'a Observation, v: &mut Tally) -> Vec<(&'a Proc, &'a [Vec<u8>])> {
+    let mut out = Vec::new();
+    for p in descendants(obs) {
+        for img in &p.images {
+            match &img.env {
+                Err(e) => v.unreadable.push(format!(
+                    "{}: the environment of {} could not be read at its exec: {e}",
+                    step::TRACK,
+                    who(p)
+                )),
+                Ok(env) => out.push((p, env.as_slice())),
+            }
+        }
+    }
+    out
+}
+
 fn judge_legacy(obs: &Observation) -> Finding {
     if descendants(obs).next().is_none() {
         return Finding::skip("the host started no child during the run");
     }
+    if obs.legacy_vars.is_empty() {
+        return Finding::skip(
+            "the target plants no legacy variable (`legacy = []`), so nothing carried the legacy canary",
+        );
+    }
     let mut v = Tally::new(obs);
-    let decoy = obs.decoy.as_os_str().as_bytes();
-    for p in descendants(obs) {
-        for img in &p.images {
-            let env = match &img.env {
-                Err(e) => {
-                    v.unreadable.push(format!("{}: {e}", who(p)));
-                    continue;
-                }
-                Ok(env) => env,
-            };
-            for entry in env {
-                let name = var_name(entry);
-                let value = split_entry(entry).1;
-                if obs.legacy_vars.contains(&name) {
-                    v.violations.push(format!(
-                        "{} inherited the legacy variable {name} (it must be unset in a child's environment)",
-                        who(p)
-                    ));
-                } else if obs.stale_file_vars.contains(&name) && value == decoy {
-                    v.violations.push(format!(
-                        "{} inherited the stale {name}, still naming the decoy file parity planted",
-                        who(p)
-                    ));
-                } else if let Some(enc) = obs.secrets.legacy.find(entry) {
-                    v.violations.push(format!(
-                        "{} has {} in its environment variable {name} ({enc})",
-                        who(p),
-                        Which::Legacy.placeholder()
-                    ));
-                }
+    for (p, env) in readable_envs(obs, &mut v) {
+        for entry in env {
+            let name = var_name(entry);
+            if obs.legacy_vars.contains(&name) {
+                v.violations.push(format!(
+                    "{} inherited the legacy variable {name} (it must be unset in a child's environment)",
+                    who(p)
+                ));
+            } else if let Some(enc) = obs.secrets.legacy.find(entry) {
+                v.violations.push(format!(
+                    "{} has {} in its environment variable {name} ({enc})",
+                    who(p),
+                    Which::Legacy.placeholder()
+                ));
             }
         }
     }
     missed_unreadable(obs, &mut v);
     v.evidence.push(format!(
-        "planted: {} with {}; {} naming a decoy file",
+        "planted: {} with {}",
         obs.legacy_vars.join(", "),
-        Which::Legacy.placeholder(),
-        obs.stale_file_vars.join(", ")
+        Which::Legacy.placeholder()
     ));
     v.finish(
         "inherited variables",
-        "no descendant inherited a legacy or stale variable".into(),
+        "no descendant inherited a legacy variable or the legacy canary".into(),
+    )
+}
+
+/// `hygiene.stale-file`: a descendant's variable (any name) whose value is the decoy's path
+/// was handed the stale credential file parity planted, not one of the host's own. A planted
+/// name that names another file (the host replaced it) or any other `*_FILE` variable passed
+/// on untouched is fine (rule 50 keeps them).
+fn judge_stale_file(obs: &Observation) -> Finding {
+    if descendants(obs).next().is_none() {
+        return Finding::skip("the host started no child during the run");
+    }
+    if obs.stale_file_vars.is_empty() {
+        return Finding::skip(
+            "the target plants no stale file variable (declare the ones the host's parent may leave in `stale_file_vars`)",
+        );
+    }
+    let mut v = Tally::new(obs);
+    let decoy = obs.decoy.as_os_str().as_bytes();
+    let mut replaced: Vec<String> = Vec::new();
+    for (p, env) in readable_envs(obs, &mut v) {
+        for entry in env {
+            let (name, value) = split_entry(entry);
+            let name = String::from_utf8_lossy(name).into_owned();
+            if value == decoy {
+                let how = if obs.stale_file_vars.contains(&name) {
+                    "inherited"
+                } else {
+                    "was handed, under another name,"
+                };
+                v.violations.push(format!(
+                    "{} {how} {name} still naming the decoy credential file parity planted in the host's environment, not a credential file of the host's own",
+                    who(p)
+                ));
+            } else if obs.stale_file_vars.contains(&name) && !replaced.contains(&name) {
+                replaced.push(name);
+            }
+        }
+    }
+    missed_unreadable(obs, &mut v);
+    v.evidence.push(format!(
+        "planted: {} naming a decoy file",
+        obs.stale_file_vars.join(", ")
+    ));
+    let kept = if replaced.is_empty() {
+        String::new()
+    } else {
+        format!(" ({} passed on naming another file)", replaced.join(", "))
+    };
+    v.finish(
+        "variables",
+        format!("no descendant was handed the decoy credential file{kept}"),
     )
 }
 
@@ -1484,7 +1756,8 @@ fn judge_output(obs: &Observation) -> Finding {
         }
         if s.dropped > 0 {
             v.unreadable.push(format!(
-                "{} bytes of {name} past the {} MiB cap were not searched",
+                "{}: {} bytes of {name} past the {} MiB cap were not searched",
+                step::OUTPUT,
                 s.dropped,
                 OUTPUT_CAP / (1024 * 1024)
             ));
@@ -1546,9 +1819,20 @@ fn judge_file_handed(obs: &Observation) -> Finding {
     }
     if n == 0 && matches!(obs.method, Method::Poll { .. }) {
         return Finding::not_run(
-            "no child of the host was seen; under polling a child shorter than the interval can be missed entirely, so this cannot be judged",
+            format!("{}: no child of the host was seen; under polling a child shorter than the interval can be missed entirely, so this cannot be judged", step::TRACK),
             head(obs),
         );
+    }
+    if let (0, Some(budget)) = (n, obs.settle_timed_out) {
+        // The host kept running and started nothing: it may start its children later (on a
+        // connection, say). A missing answer, not a violation.
+        return Finding {
+            status: Status::Timeout(format!(
+                "{}: the host was still running after the {budget} ms start-up budget and had started no child, so none was handed a credential file (declare a command that starts its child, docs/hygiene.md)",
+                step::SETTLE
+            )),
+            evidence: head(obs),
+        };
     }
     if n == 0 {
         return Finding::violated(
@@ -1560,7 +1844,11 @@ fn judge_file_handed(obs: &Observation) -> Finding {
     for p in descendants(obs) {
         for img in &p.images {
             match &img.env {
-                Err(e) => v.unreadable.push(format!("{}: {e}", who(p))),
+                Err(e) => v.unreadable.push(format!(
+                    "{}: the environment of {} could not be read at its exec: {e}",
+                    step::TRACK,
+                    who(p)
+                )),
                 Ok(env) => {
                     // Passing on the file parity delivered (file channel) is a path too.
                     let names_delivered = obs.delivered.as_ref().is_some_and(|d| {
@@ -1659,7 +1947,8 @@ fn judge_file_mode(obs: &Observation) -> Finding {
 fn judge_dir_mode(obs: &Observation) -> Finding {
     let missing = |v: &mut Tally, file: String| {
         v.unreadable.push(format!(
-            "{file} did not exist once settled: its directory was not judged"
+            "{}: {file} did not exist once settled, so its directory was not judged",
+            step::INSPECT
         ))
     };
     let Some(v) = each_existing_state(obs, missing, |v, f, phase, s| {
@@ -1676,9 +1965,10 @@ fn judge_dir_mode(obs: &Observation) -> Finding {
             return;
         }
         match s.dir {
-            None => v
-                .unreadable
-                .push(format!("the directory {dir} could not be read {phase}")),
+            None => v.unreadable.push(format!(
+                "{}: the directory {dir} could not be read {phase}",
+                step::INSPECT
+            )),
             Some((uid, _)) if uid != obs.uid => v.violations.push(format!(
                 "its directory {dir} is owned by uid {uid}, not the user, {phase}"
             )),
@@ -1709,9 +1999,10 @@ fn judge_file_content(obs: &Observation) -> Finding {
         let Some(s) = &f.settled else { continue };
         if !s.exists && obs.ended_early.is_some() {
             v.unreadable.push(format!(
-                "{} was gone: the host had already ended ({})",
-                file_line(obs, f),
-                obs.ended_early.as_deref().unwrap_or("")
+                "{}: the host had already ended ({}) when the tree settled, and {} was gone",
+                step::SETTLE,
+                obs.ended_early.as_deref().unwrap_or(""),
+                file_line(obs, f)
             ));
             continue;
         }
@@ -1725,22 +2016,25 @@ fn judge_file_content(obs: &Observation) -> Finding {
         match &s.content {
             Content::Header(Which::Current) => {}
             Content::Header(w) => v.violations.push(format!(
-                "{} holds the header of {}, not the delivered one",
+                "{} holds the stored header of {}, not of the delivered token {}",
                 file_line(obs, f),
-                w.placeholder()
+                w.placeholder(),
+                Which::Current.placeholder()
             )),
             Content::Other(d) => v
                 .violations
                 .push(format!("{} holds {d}", file_line(obs, f))),
-            Content::Unreadable(e) => v
-                .unreadable
-                .push(format!("{} could not be read: {e}", file_line(obs, f))),
+            Content::Unreadable(e) => v.unreadable.push(format!(
+                "{} once settled: {} could not be read: {e}",
+                step::INSPECT,
+                file_line(obs, f)
+            )),
         }
     }
     v.finish(
         "files",
         format!(
-            "{} credential file(s) hold exactly the delivered header",
+            "{} credential file(s) hold exactly the stored header of the delivered token",
             obs.files.len()
         ),
     )
@@ -1773,7 +2067,8 @@ fn judge_stray_copy(obs: &Observation) -> Finding {
         // A partial search cannot show that no copy exists: `not-run`, unless one was found.
         if s.skipped_large > 0 {
             v.unreadable.push(format!(
-                "{}: {} file(s) over {} MiB not searched",
+                "{} {}: {} file(s) over {} MiB not searched",
+                step::SEARCH,
                 s.phase,
                 s.skipped_large,
                 SCAN_FILE_CAP / (1024 * 1024)
@@ -1781,13 +2076,16 @@ fn judge_stray_copy(obs: &Observation) -> Finding {
         }
         if s.unreadable > 0 {
             v.unreadable.push(format!(
-                "{}: {} file(s) could not be read",
-                s.phase, s.unreadable
+                "{} {}: {} file(s) could not be read",
+                step::SEARCH,
+                s.phase,
+                s.unreadable
             ));
         }
         if s.truncated {
             v.unreadable.push(format!(
-                "{}: stopped after {SCAN_ENTRY_CAP} directory entries, the rest not searched",
+                "{} {}: stopped after {SCAN_ENTRY_CAP} directory entries, the rest not searched",
+                step::SEARCH,
                 s.phase
             ));
         }
@@ -1807,6 +2105,7 @@ fn judge_rotation(obs: &Observation) -> Finding {
             return Finding::skip("the target declares no rotation hook (`rotation = \"none\"`)")
         }
         RotationObs::NoFiles => return no_files(obs),
+        // `why` names the step (rotation).
         RotationObs::NotAttempted(why) => return Finding::not_run(why.clone(), head(obs)),
         RotationObs::Done {
             waited_ms,
@@ -1832,43 +2131,50 @@ fn judge_rotation(obs: &Observation) -> Finding {
                 format!("; the new header went to {}", moved.join(", "))
             };
             v.violations.push(format!(
-                "{} is gone after the rotation: the path moved{whereto}",
+                "{} is gone after the rotation: the path moved{whereto} (rule 40)",
                 file_line(obs, f)
             ));
             continue;
         }
+        // Each finding names the rule it rests on: the path (40), the rename (42), the bytes
+        // written (39).
         match &after.content {
             Content::Header(Which::Rotated) => {
                 if before.exists && before.ino == after.ino {
                     v.violations.push(format!(
-                        "{} took the new header in place (same inode {}): a reader may see it partly written; write `<path>.tmp` and rename it over the file",
+                        "{} took the new header in place (same inode {}): a reader may see it partly written; write `<path>.tmp` and rename it over the file (rule 42)",
                         file_line(obs, f),
                         after.ino
                     ));
                 }
             }
-            Content::Header(Which::Current) => v.violations.push(format!(
-                "{} still holds the previous header {deadline_ms} ms after the rotation hook",
+            // The host did not take the new header within the deadline: no answer, not a
+            // violation.
+            Content::Header(Which::Current) => v.waiting.push(format!(
+                "{}: {} still held the previous header {deadline_ms} ms after the rotation hook",
+                step::ROTATION,
                 file_line(obs, f)
             )),
             Content::Header(w) => v.violations.push(format!(
-                "{} holds the header of {} after the rotation",
+                "after the rotation, {} holds the stored header of {} (rule 39)",
                 file_line(obs, f),
                 w.placeholder()
             )),
             Content::Other(d) => v.violations.push(format!(
-                "{} holds {d} after the rotation",
+                "after the rotation, {} holds {d} (rule 39)",
                 file_line(obs, f)
             )),
-            Content::Unreadable(e) => v
-                .unreadable
-                .push(format!("{} could not be read: {e}", file_line(obs, f))),
+            Content::Unreadable(e) => v.unreadable.push(format!(
+                "{} after rotation: {} could not be read: {e}",
+                step::INSPECT,
+                file_line(obs, f)
+            )),
         }
     }
     v.finish(
         "files",
         format!(
-            "{} credential file(s) kept their path and took the new header through a rename within {waited_ms} ms",
+            "{} credential file(s) kept their path and took the stored header of the new token through a rename within {waited_ms} ms",
             obs.files.len()
         ),
     )
@@ -1886,7 +2192,12 @@ fn judge_cleanup_tmp(obs: &Observation) -> Finding {
             ("after rotation", f.rotated.as_ref().map(|s| s.tmp_exists)),
             ("after shutdown", f.after_shutdown.map(|(_, _, t)| t)),
         ] {
-            if left == Some(true) {
+            if left != Some(true) {
+                continue;
+            }
+            if phase == "after shutdown" && obs.killed {
+                v.waiting.push(format!("{}: {tmp} is left behind after shutdown, but the host ignored stdin EOF and SIGTERM and was killed, so it never got to remove it", step::SHUTDOWN));
+            } else {
                 v.violations.push(format!("{tmp} is left behind {phase}"));
             }
         }
@@ -1903,18 +2214,32 @@ fn judge_cleanup_files(obs: &Observation) -> Finding {
     }
     let mut v = Tally::new(obs);
     v.evidence.extend(obs.shutdown_steps.iter().cloned());
+    // A host killed with SIGKILL never closed its scope: what is left is a missing answer to
+    // the shutdown sequence, not a violation of rule 46.
+    let killed = |what: String| {
+        format!(
+            "{}: {what} after shutdown, but the host ignored stdin EOF and SIGTERM and was killed, so it never got to close its scope",
+            step::SHUTDOWN
+        )
+    };
     for f in &obs.files {
         let Some((file, dir, _)) = f.after_shutdown else {
             continue;
         };
+        let mut left = Vec::new();
         if file {
-            v.violations
-                .push(format!("{} still exists after shutdown", file_line(obs, f)));
+            left.push(format!("{} still exists", file_line(obs, f)));
         }
         if dir {
             let d = f.path.parent().map(|d| place(obs, d)).unwrap_or_default();
-            v.violations
-                .push(format!("its directory {d} still exists after shutdown"));
+            left.push(format!("its directory {d} still exists"));
+        }
+        for l in left {
+            if obs.killed {
+                v.waiting.push(killed(l));
+            } else {
+                v.violations.push(format!("{l} after shutdown"));
+            }
         }
     }
     v.finish(
@@ -1930,10 +2255,20 @@ fn judge_cleanup_descendants(obs: &Observation) -> Finding {
     let mut v = Tally::new(obs);
     v.evidence.extend(obs.shutdown_steps.iter().cloned());
     for (pid, argv0) in &obs.leftovers {
-        v.violations.push(format!(
+        let left = format!(
             "pid {pid} (`{}`) was still running after the host ended",
             crate::base::util::clip(argv0, 80)
-        ));
+        );
+        if obs.killed {
+            // The host was killed before it could stop its children: a missing answer to the
+            // shutdown sequence, not a violation.
+            v.waiting.push(format!(
+                "{}: {left}, but the host ignored stdin EOF and SIGTERM and was killed, so it never got to stop its children",
+                step::SHUTDOWN
+            ));
+        } else {
+            v.violations.push(left);
+        }
     }
     v.finish(
         "processes",
@@ -2008,9 +2343,10 @@ pub async fn run_hygiene(
     let exe = match std::env::current_exe() {
         Ok(p) => p,
         Err(e) => {
-            report
-                .could_not_run
-                .push(format!("cannot find this executable: {e}"));
+            report.could_not_run.push(format!(
+                "{}: cannot find this executable: {e}",
+                step::PREPARE
+            ));
             return report;
         }
     };
@@ -2034,7 +2370,7 @@ pub async fn run_hygiene(
         Err(e) => {
             report
                 .could_not_run
-                .push(format!("the hygiene probe failed: {e}"));
+                .push(format!("the hygiene probe's thread failed: {e}"));
             return report;
         }
     };
@@ -2061,7 +2397,7 @@ pub async fn run_hygiene(
         ));
     }
     for (check, f) in planned {
-        let finding = f(&obs);
+        let finding = cited(check.id, f(&obs));
         let mut r = to_result(BINDING, &check, REVISION, finding, obs.duration_ms);
         r.message = obs.secrets.redact(&r.message);
         r.evidence = r.evidence.iter().map(|e| obs.secrets.redact(e)).collect();
@@ -2091,51 +2427,58 @@ pub async fn run_profile(
     Ok(run_hygiene(&name, decl, &Overrides::default(), opts).await)
 }
 
-/// The selftest's runs: each faulty host with the checks it must fail, and the clean
-/// reference with every hygiene check. (fault name or `None` for the reference, report).
+/// The selftest's runs: each faulty host with the checks it must trip, each benign host (under
+/// its declarations) with the checks it must pass, and the clean reference with every hygiene
+/// check: (role, the peer's name, report).
 pub async fn selftest_runs(
     cx: &crate::engine::selftest::SelftestContext,
-) -> Vec<(Option<&'static str>, RunReport)> {
+) -> Vec<(crate::engine::selftest::SelftestRole, String, RunReport)> {
+    use crate::engine::selftest::SelftestRole;
     let exe = cx.exe.clone();
+    let mut runs: Vec<(SelftestRole, String, HygieneDecl, RunOptions)> = Vec::new();
+    if let Some(o) = cx.options(&[]) {
+        runs.push((
+            SelftestRole::Reference,
+            "reference launcher".into(),
+            reference_decl(&exe),
+            o,
+        ));
+    }
+    for b in parity_fakes::host_benign_catalogue() {
+        if let Some(o) = cx.options(b.passes) {
+            runs.push((
+                SelftestRole::Benign,
+                b.name.into(),
+                benign_host_decl(&exe, b),
+                o,
+            ));
+        }
+    }
+    for f in parity_fakes::host_catalogue() {
+        if let Some(o) = cx.options(f.checks) {
+            runs.push((
+                SelftestRole::Fault,
+                f.name.into(),
+                fake_host_decl(&exe, f.name),
+                o,
+            ));
+        }
+    }
     // Four hosts at a time: each probe waits on time (settle, rotation, shutdown), not CPU.
     let sem = Arc::new(tokio::sync::Semaphore::new(4));
     let mut set = tokio::task::JoinSet::new();
-    for f in parity_fakes::host_catalogue() {
-        let Some(o) = cx.options(f.checks) else {
-            continue;
-        };
-        let decl = fake_host_decl(&exe, f.name);
-        let name = f.name;
+    for (role, name, decl, o) in runs {
         let sem = sem.clone();
         set.spawn(async move {
             let _permit = sem.acquire_owned().await;
-            (
-                Some(name),
-                run_hygiene(
-                    &format!("parity fake-host {name}"),
-                    &decl,
-                    &Overrides::default(),
-                    &o,
-                )
-                .await,
-            )
-        });
-    }
-    if let Some(o) = cx.options(&[]) {
-        let decl = reference_decl(&exe);
-        let sem = sem.clone();
-        set.spawn(async move {
-            let _permit = sem.acquire_owned().await;
-            (
-                None,
-                run_hygiene(
-                    "parity reference launch -- parity reference bridge",
-                    &decl,
-                    &Overrides::default(),
-                    &o,
-                )
-                .await,
-            )
+            let shown = match role {
+                SelftestRole::Reference => {
+                    "parity reference launch -- parity reference bridge".to_owned()
+                }
+                _ => format!("parity fake-host {name}"),
+            };
+            let report = run_hygiene(&shown, &decl, &Overrides::default(), &o).await;
+            (role, name, report)
         });
     }
     let mut out = Vec::new();
@@ -2219,8 +2562,11 @@ mod tests {
             host_pid: 10,
             procs: vec![proc_(10, true), proc_(11, false)],
             secrets: Secrets::new().unwrap(),
-            legacy_vars: vec![],
-            stale_file_vars: vec![],
+            legacy_vars: DEFAULT_LEGACY.iter().map(|s| s.to_string()).collect(),
+            stale_file_vars: REFERENCE_STALE_FILE_VARS
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
             decoy: PathBuf::from("/nonexistent/decoy"),
             delivered: None,
             file_vars: vec![],
@@ -2239,6 +2585,8 @@ mod tests {
             shutdown_steps: vec![],
             host_exit: None,
             ended_early: None,
+            settle_timed_out: None,
+            killed: false,
             leftovers: vec![],
             stdout: Stream::default(),
             stderr: Stream::default(),
@@ -2327,6 +2675,188 @@ mod tests {
         for c in catalogue() {
             assert!(c.section.starts_with("hygiene#"), "{}", c.id);
             assert!(c.id.starts_with("hygiene."), "{}", c.id);
+            assert_ne!(rests_on(c.id), "docs/hygiene.md", "{} names no rule", c.id);
         }
+    }
+
+    #[test]
+    fn every_message_names_the_rule_it_rests_on() {
+        let f = cited("hygiene.file.content", Finding::skip("no file"));
+        assert_eq!(f.status, Status::Skip("no file (rule 39)".into()));
+        let f = cited(
+            "hygiene.stale-file",
+            Finding::violated("handed the decoy", vec![]),
+        );
+        assert_eq!(
+            f.status,
+            Status::Violated("handed the decoy (rule 48, advisory)".into())
+        );
+        // A narrower rule named by the judge stays the only one.
+        let f = cited(
+            "hygiene.rotation",
+            Finding::violated("took it in place (rule 42)", vec![]),
+        );
+        assert_eq!(
+            f.status,
+            Status::Violated("took it in place (rule 42)".into())
+        );
+        assert_eq!(
+            cited("hygiene.argv", Finding::pass(vec![])).status,
+            Status::Pass
+        );
+    }
+
+    #[test]
+    fn a_stale_file_variable_fails_only_while_it_names_the_decoy() {
+        let mut obs = polled_obs();
+        obs.method = Method::Ptrace;
+        assert_eq!(judge_stale_file(&obs).status, Status::Pass);
+        // Inherited untouched, still naming the decoy: an advisory finding, and not one of
+        // `hygiene.legacy`'s any more.
+        obs.procs[1].images[0].env = Ok(vec![
+            b"T3_ACP_MCP_AUTHORIZATION_FILE=/nonexistent/decoy".to_vec(),
+            b"PARITY_MCP_AUTHORIZATION_FILE=/nonexistent/own".to_vec(),
+        ]);
+        let f = judge_stale_file(&obs);
+        assert!(
+            matches!(&f.status, Status::Violated(m) if m.contains("inherited T3_ACP_MCP_AUTHORIZATION_FILE still naming the decoy")),
+            "{f:?}"
+        );
+        assert_eq!(judge_legacy(&obs).status, Status::Pass);
+        // The same name replaced by the host's own path, and another `*_FILE` variable passed
+        // on untouched (rule 50): fine.
+        obs.procs[1].images[0].env = Ok(vec![
+            b"T3_ACP_MCP_AUTHORIZATION_FILE=/nonexistent/own".to_vec(),
+            b"HOST_SETTINGS_FILE=/dev/null".to_vec(),
+        ]);
+        let f = judge_stale_file(&obs);
+        assert_eq!(f.status, Status::Pass);
+        assert!(
+            f.evidence
+                .iter()
+                .any(|e| e.contains("T3_ACP_MCP_AUTHORIZATION_FILE passed on naming another file")),
+            "{f:?}"
+        );
+        // The decoy under another name is still the decoy.
+        obs.procs[1].images[0].env = Ok(vec![b"AGENT_CREDENTIALS=/nonexistent/decoy".to_vec()]);
+        assert!(matches!(
+            judge_stale_file(&obs).status,
+            Status::Violated(m) if m.contains("under another name")
+        ));
+        // Nothing planted: nothing to judge.
+        obs.stale_file_vars.clear();
+        assert!(matches!(judge_stale_file(&obs).status, Status::Skip(_)));
+    }
+
+    #[test]
+    fn waiting_in_vain_is_a_timeout_naming_the_step() {
+        // A host still running at the end of the start-up budget, with no child.
+        let mut obs = polled_obs();
+        obs.method = Method::Ptrace;
+        obs.procs.truncate(1);
+        obs.settle_timed_out = Some(30_000);
+        assert!(matches!(
+            judge_file_handed(&obs).status,
+            Status::Timeout(m) if m.starts_with(step::SETTLE) && m.contains("30000 ms")
+        ));
+        // A host that was killed at shutdown never closed its scope.
+        let mut obs = polled_obs();
+        obs.files.push(CredFile {
+            path: PathBuf::from("/nonexistent/cred/authorization"),
+            var: "PARITY_MCP_AUTHORIZATION_FILE".into(),
+            pid: 11,
+            argv0: "idle".into(),
+            settled: None,
+            rotated: None,
+            after_shutdown: Some((true, true, true)),
+        });
+        obs.leftovers.push((12, "linger".into()));
+        for judge in [
+            judge_cleanup_files,
+            judge_cleanup_tmp,
+            judge_cleanup_descendants,
+        ] {
+            assert!(matches!(judge(&obs).status, Status::Violated(_)));
+        }
+        obs.killed = true;
+        for judge in [
+            judge_cleanup_files,
+            judge_cleanup_tmp,
+            judge_cleanup_descendants,
+        ] {
+            let f = judge(&obs);
+            assert!(
+                matches!(&f.status, Status::Timeout(m) if m.contains(step::SHUTDOWN) && m.contains("was killed")),
+                "{f:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_stored_form_is_what_a_credential_file_must_hold() {
+        let secrets = Secrets::new().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("authorization");
+        let forms = |stored: &str| -> Vec<Form> {
+            [Which::Current, Which::Rotated, Which::Legacy]
+                .into_iter()
+                .map(|w| {
+                    let t = secrets.get(w).token.clone();
+                    Form {
+                        which: w,
+                        stored: render(stored, &t, ""),
+                        delivered: render("Bearer {token}", &t, ""),
+                        token: t,
+                    }
+                })
+                .collect()
+        };
+        let host_env = HashMap::new();
+        let content = |stored: &str, bytes: String| {
+            std::fs::write(&file, bytes).unwrap();
+            let forms = forms(stored);
+            let ctx = FileCtx {
+                secrets: &secrets,
+                forms: &forms,
+                header_template: "Bearer {token}",
+                stored_template: stored,
+                tmp_root: dir.path(),
+                cwd_root: dir.path(),
+                decoy: Path::new("/nonexistent/decoy"),
+                delivered: None,
+                host_env: &host_env,
+                file_vars: &[],
+            };
+            ctx.content_of(&file)
+        };
+        let tok = secrets.current.token.clone();
+        let rot = secrets.rotated.token.clone();
+        // Declared `stored = "{token}"`: the bare token is the header at rest, the delivered
+        // form is not.
+        assert_eq!(
+            content("{token}", tok.clone()),
+            Content::Header(Which::Current)
+        );
+        assert_eq!(
+            content("{token}", rot.clone()),
+            Content::Header(Which::Rotated)
+        );
+        assert!(matches!(
+            content("{token}", format!("Bearer {tok}")),
+            Content::Other(m) if m.contains("as delivered") && m.contains("stored = \"{token}\"")
+        ));
+        // Undeclared: the stored form is the header, and a bare token says how to declare it.
+        assert_eq!(
+            content("Bearer {token}", format!("Bearer {tok}")),
+            Content::Header(Which::Current)
+        );
+        assert!(matches!(
+            content("Bearer {token}", tok.clone()),
+            Content::Other(m) if m.contains("the bare token [CANARY]") && !m.contains(&tok)
+        ));
+        assert!(matches!(
+            content("{token}", format!("{tok}\n")),
+            Content::Other(m) if m.contains("followed by a newline")
+        ));
     }
 }

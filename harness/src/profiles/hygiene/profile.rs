@@ -2,7 +2,7 @@
 
 use crate::engine::check::Check;
 use crate::engine::profile::{at, needs, BoxRun, Profile, ProfileRun, RunRequest};
-use crate::engine::selftest::{SelftestContext, SelftestRole, SelftestRun};
+use crate::engine::selftest::{SelftestContext, SelftestRun};
 use crate::engine::target::Target;
 
 /// The `hygiene` profile: a host that spawns children, observed with canaries.
@@ -45,14 +45,7 @@ impl Profile for HygieneProfile {
     fn selftest(&self, cx: &SelftestContext) -> Vec<SelftestRun> {
         let cx = cx.clone();
         vec![SelftestRun::Paced(Box::pin(async move {
-            super::selftest_runs(&cx)
-                .await
-                .into_iter()
-                .map(|(fault, report)| match fault {
-                    Some(name) => (SelftestRole::Fault, name.to_string(), report),
-                    None => (SelftestRole::Reference, "reference launcher".into(), report),
-                })
-                .collect()
+            super::selftest_runs(&cx).await
         }))]
     }
 }
