@@ -327,6 +327,8 @@ struct RawAcp {
 struct RawHttp {
     url: Option<Spanned<String>>,
     command: Option<Spanned<String>>,
+    prints: Option<Spanned<String>>,
+    path: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -686,6 +688,19 @@ pub fn parse(file: &str, text: &str) -> Result<Target, TargetError> {
             .push(err_at(p.span().start, "profiles", String::new()));
     }
     if let Some(h) = &raw.surfaces.http {
+        if let (Some(_), Some(p)) = (&h.url, h.prints.as_ref().or(h.path.as_ref())) {
+            let key = if h.prints.is_some() {
+                "surfaces.http.prints"
+            } else {
+                "surfaces.http.path"
+            };
+            return Err(err_at(
+                p.span().start,
+                key,
+                "`prints` and `path` say what a started `command` prints; a `url` is used as given"
+                    .into(),
+            ));
+        }
         let source = match (&h.url, &h.command) {
             (Some(u), None) => {
                 let url = u.get_ref().trim();
@@ -700,10 +715,47 @@ pub fn parse(file: &str, text: &str) -> Result<Target, TargetError> {
             }
             (None, Some(c)) => {
                 let cmd = command(c, "surfaces.http.command")?;
-                crate::engine::http_surface::FacadeSource::Command(
-                    crate::transport::peer::PeerSpec::from_command_line(&cmd)
-                        .map_err(|e| err_at(c.span().start, "surfaces.http.command", e))?,
-                )
+                let spec = crate::transport::peer::PeerSpec::from_command_line(&cmd)
+                    .map_err(|e| err_at(c.span().start, "surfaces.http.command", e))?;
+                let prints = h.prints.as_ref().map(|p| (p.get_ref().as_str(), p.span().start));
+                match prints {
+                    None | Some(("url", _)) => {
+                        if let Some(p) = &h.path {
+                            return Err(err_at(
+                                p.span().start,
+                                "surfaces.http.path",
+                                "`path` builds the endpoint from a printed port: it needs `prints = \"port\"`".into(),
+                            ));
+                        }
+                        crate::engine::http_surface::FacadeSource::Command(spec)
+                    }
+                    Some(("port", _)) => {
+                        let path = match &h.path {
+                            None => crate::engine::http_surface::DEFAULT_PATH.to_owned(),
+                            Some(p) => {
+                                let v = p.get_ref();
+                                if !v.starts_with('/')
+                                    || v.chars().any(|c| c.is_whitespace() || c == '?' || c == '#')
+                                {
+                                    return Err(err_at(
+                                        p.span().start,
+                                        "surfaces.http.path",
+                                        format!("{v:?} is not an endpoint path (it starts with `/` and holds no space, `?` or `#`)"),
+                                    ));
+                                }
+                                v.clone()
+                            }
+                        };
+                        crate::engine::http_surface::FacadeSource::PortCommand { spec, path }
+                    }
+                    Some((other, at)) => {
+                        return Err(err_at(
+                            at,
+                            "surfaces.http.prints",
+                            format!("unknown value {other:?} (one of: url, port)"),
+                        ))
+                    }
+                }
             }
             (Some(u), Some(_)) => {
                 return Err(err_at(

@@ -1,7 +1,7 @@
 //! The `facade` profile in the registry: the session-gating checks at `facade#2025-11-25`.
 
 use crate::engine::check::Check;
-use crate::engine::http_surface::{start, FacadeSource};
+use crate::engine::http_surface::open;
 use crate::engine::profile::{at, needs, BoxRun, Profile, ProfileRun, RunRequest};
 use crate::engine::run::{RunOptions, RunReport};
 use crate::engine::selftest::{SelftestContext, SelftestRun};
@@ -66,9 +66,10 @@ impl Profile for FacadeProfile {
 }
 
 /// The facade profile of a run: the bundled reference facade, a facade at a URL, or one
-/// parity starts from `[surfaces.http] command` (shut down afterwards).
+/// parity starts from `[surfaces.http] command` (its endpoint from the URL or the port it
+/// prints first; shut down afterwards).
 ///
-/// Errors: the facade command could not start or printed no URL.
+/// Errors: the facade command could not start or printed no usable endpoint.
 async fn run_profile(target: &Target, opts: &RunOptions) -> Result<RunReport, String> {
     if let Some(form) = target.reference_facade {
         return super::run_reference(None, form, opts).await;
@@ -76,13 +77,10 @@ async fn run_profile(target: &Target, opts: &RunOptions) -> Result<RunReport, St
     let (Some(http), Some(decl)) = (&target.http, &target.facade) else {
         return Err("the target has no [surfaces.http] with [facade]".into());
     };
-    match &http.source {
-        FacadeSource::Url(url) => Ok(super::run_facade(&target.name, url, decl, opts).await),
-        FacadeSource::Command(spec) => {
-            let mut started = start(spec, opts.timing.case).await?;
-            let r = super::run_facade(&target.name, &started.url, decl, opts).await;
-            started.peer.shutdown(opts.timing.grace).await;
-            Ok(r)
-        }
+    let (url, mut started) = open(&http.source, opts.timing.case).await?;
+    let r = super::run_facade(&target.name, &url, decl, opts).await;
+    if let Some(s) = started.as_mut() {
+        s.peer.shutdown(opts.timing.grace).await;
     }
+    Ok(r)
 }
