@@ -22,7 +22,7 @@
 //! `search_capabilities`/`execute_capability` (meta form) or `tools/list`/`tools/call`
 //! (direct form). Tokens never appear in evidence: they are replaced by `[TOKEN]`.
 //!
-//! Size (1440 lines): the ten session-gating checks, their token hooks and the facade session
+//! Size (1488 lines): the ten session-gating checks, their token hooks and the facade session
 //! they drive share the facade's model (the declarations are [`crate::engine::decl`]; the three
 //! audit checks and the audit log reader are in `audit.rs`).
 
@@ -1305,6 +1305,54 @@ pub fn reference_args(exe: &str, form: CatalogueForm, audit_log: &std::path::Pat
             CatalogueForm::Direct => "direct".into(),
         },
     ]
+}
+
+/// The target file of benign facade `facade-one-line-audit` (`parity fake-facade
+/// facade-one-line-audit`), as docs/facade.md shows it: its commands begin with `parity` and
+/// its audit log is `/tmp/gateway-audit.log` ([`benign_target`] substitutes both).
+pub const ONE_LINE_AUDIT_TARGET: &str = r#"version = 1
+name = "one-line-audit gateway"
+profiles = ["facade"]
+
+[surfaces.http]
+command = "parity fake-facade facade-one-line-audit --admin --audit-log /tmp/gateway-audit.log"
+prints = "port"                       # its first stdout line is a port: http://127.0.0.1:<port>/mcp
+
+[facade]
+mint_command = "parity fake-facade-admin --port {port} mint"   # + the channel; prints the token
+revoke_command = "parity fake-facade-admin --url {url} revoke" # + the token
+session_tool = "whoami"               # session-bound; its schema accepts any object
+preflight_tool = "write_file"         # so pre-flight is judged on a tool whose schema rejects something
+preflight_invalid_arguments = { path = 7, content = "x" }
+canary_argument = "write_file.content"    # whoami takes no string: the canary goes to write_file
+canary_arguments = { path = "parity-canary.txt" }
+audit_log = "/tmp/gateway-audit.log"
+
+[facade.audit]                        # one tracing-style JSON line per call, after the source returns
+lines = "one"
+provider = "/fields/source"
+tool = "/fields/capability"
+channel = "/fields/session"
+hash = "/fields/digest"
+is_error = "/fields/failed"
+
+[facade.topology]
+anonymous = ["read_file", "write_file", "list_dir", "exec", "status", "retry"]
+session = ["read_file", "write_file", "list_dir", "exec", "status", "retry", "whoami"]
+"#;
+
+/// The target file of benign facade `name` with its commands starting `exe` (shell-quoted)
+/// and its audit log at `audit`; `None` for a name without one.
+pub fn benign_target(name: &str, exe: &str, audit: &std::path::Path) -> Option<String> {
+    let text = match name {
+        "facade-one-line-audit" => ONE_LINE_AUDIT_TARGET,
+        _ => return None,
+    };
+    let exe = crate::engine::target::shell_quote(exe);
+    Some(
+        text.replace("= \"parity ", &format!("= \"{exe} "))
+            .replace("/tmp/gateway-audit.log", &audit.to_string_lossy()),
+    )
 }
 
 /// The admin hook base of a facade URL: its origin plus `/admin`.
