@@ -1,19 +1,22 @@
-//! Faulty facades: the reference facade with one injected fault each.
+//! Faulty and benign facades: the reference facade with one injected fault each, and
+//! correct but unusual facades built the same way.
 //!
 //! Each fault is a layer around a clean component of
 //! [`parity_reference::facade`]: a wrapped token registry, a wrapped source, a wrapped
 //! audit log, a substituted merge rule or pre-flight step, or a wrapped MCP service. The
 //! reference keeps no fault flags. [`facade_catalogue`] lists each fault with the facade
 //! checks it must trip; `parity selftest` and the tests prove each pairing.
+//! [`facade_benign_catalogue`] lists the benign facades with the checks each must pass once
+//! declared as it is (docs/facade.md).
 
 use std::sync::{Arc, Mutex};
 
-use parity_reference::facade::audit::{AuditEvent, AuditLog};
+use parity_reference::facade::audit::{channel_tag, AuditEvent, AuditLog, AuditSink};
 use parity_reference::facade::catalogue::{Entry, ProviderTools};
 use parity_reference::facade::http::{CallFuture, McpService};
 use parity_reference::facade::preflight::PreflightError;
 use parity_reference::facade::registry::{MintError, SessionCtx, TokenRegistry};
-use parity_reference::facade::source::{CapabilitySource, SourceFuture, SourceTool};
+use parity_reference::facade::source::{CapabilitySource, SourceFuture, SourceResult, SourceTool};
 use parity_reference::facade::{Facade, FacadeConfig};
 use serde_json::{json, Map, Value};
 
@@ -356,4 +359,127 @@ impl AuditLog for BadHash {
 fn pretty_hash(args: &Value) -> String {
     let pretty = serde_json::to_string_pretty(args).unwrap_or_default();
     parity_reference::facade::audit::args_sha256(&Value::String(pretty))
+}
+
+/// One benign facade: the reference facade with layers that make it correct but unusual, in
+/// ways a target file declares (docs/facade.md). Served by `parity fake-facade <name>`.
+#[derive(Clone, Copy)]
+pub struct FacadeBenign {
+    /// Name used by `parity fake-facade <name>`.
+    pub name: &'static str,
+    /// What is unusual about it, in one sentence.
+    pub description: &'static str,
+    /// The facade checks it must pass when declared as it is (no `fail`, `warn` or
+    /// `timeout`).
+    pub passes: &'static [&'static str],
+    /// Changes the configuration before the facade starts.
+    pub configure: fn(&mut FacadeConfig),
+    /// The audit log it writes through the sink the options opened (the file of
+    /// `--audit-log`, or stderr).
+    pub audit: fn(AuditSink) -> Arc<dyn AuditLog>,
+    /// Whether its first stdout line is only its port (`prints = "port"`), not its URL.
+    pub prints_port: bool,
+}
+
+impl std::fmt::Debug for FacadeBenign {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FacadeBenign")
+            .field("name", &self.name)
+            .finish()
+    }
+}
+
+/// Every facade check: a benign facade declared as it is passes them all.
+const EVERY_FACADE_CHECK: &[&str] = &[
+    "facade.anonymous-hides-session-tools",
+    "facade.anonymous-call-indistinguishable",
+    "facade.token-sees-session-tools",
+    "facade.bad-credentials-anonymous",
+    "facade.revoked-token-anonymous",
+    "facade.second-token-profile",
+    "facade.naming-rules",
+    "facade.preflight-before-dispatch",
+    "facade.audit-shape",
+    "facade.audit-no-plaintext",
+];
+
+/// Every benign facade.
+pub fn facade_benign_catalogue() -> Vec<FacadeBenign> {
+    vec![FacadeBenign {
+        name: "facade-one-line-audit",
+        description: "writes one audit line per call, after the source returns, as a tracing-style JSON line with its own member names under `fields`; prints only its port; its session tool `whoami` takes no arguments (its schema accepts any object)",
+        passes: EVERY_FACADE_CHECK,
+        configure: |c| {
+            c.sources.retain(|s| !s.requires_session());
+            c.sources.push(Arc::new(Whoami));
+        },
+        audit: |sink| Arc::new(OneLine(sink)),
+        prints_port: true,
+    }]
+}
+
+/// Finds a benign facade by name.
+pub fn find_facade_benign(name: &str) -> Option<FacadeBenign> {
+    facade_benign_catalogue()
+        .into_iter()
+        .find(|f| f.name == name)
+}
+
+/// A session-bound source (provider `ident`) whose one tool, `whoami`, takes no arguments:
+/// its schema accepts any object, and it returns the caller's channel.
+struct Whoami;
+
+impl CapabilitySource for Whoami {
+    fn provider(&self) -> &str {
+        "ident"
+    }
+    fn tools(&self, _ctx: Option<&SessionCtx>) -> Vec<SourceTool> {
+        vec![SourceTool {
+            name: "whoami".into(),
+            description: "The caller's channel.".into(),
+            input_schema: json!({"type": "object"}),
+            annotations: json!({"readOnlyHint": true}),
+            output_schema: Value::Null,
+        }]
+    }
+    fn call<'a>(
+        &'a self,
+        ctx: Option<&'a SessionCtx>,
+        _tool: &'a str,
+        _args: Value,
+    ) -> SourceFuture<'a> {
+        Box::pin(async move {
+            SourceResult {
+                payload: json!({"channel": ctx.map(|c| c.channel_id.clone())}),
+                is_error: false,
+            }
+        })
+    }
+    fn requires_session(&self) -> bool {
+        true
+    }
+}
+
+/// One audit line per call, written when the source returns, in a `tracing` JSON layout:
+/// `{"level":"INFO","target":"gateway::audit","fields":{"message":"tool call","source":P,
+/// "capability":T,"session":C,"digest":H,"failed":B}}` (the reference's values under other
+/// names; never the arguments).
+struct OneLine(AuditSink);
+
+impl AuditLog for OneLine {
+    fn entry(&self, _e: &AuditEvent<'_>) {}
+    fn exit(&self, e: &AuditEvent<'_>, is_error: bool) {
+        self.0.write_line(&json!({
+            "level": "INFO",
+            "target": "gateway::audit",
+            "fields": {
+                "message": "tool call",
+                "source": e.provider,
+                "capability": e.tool,
+                "session": channel_tag(e.channel),
+                "digest": e.args_sha256,
+                "failed": is_error,
+            },
+        }));
+    }
 }

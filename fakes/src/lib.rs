@@ -34,7 +34,10 @@ pub use acp_zoo::{
 pub use benign::{benign_catalogue, ECHOED_SECRET_VAR, SLOW_START_MS, SLOW_START_VAR};
 pub use dispatcher_zoo::{dispatcher_catalogue, find_dispatcher_fault, DispatcherFault};
 #[cfg(feature = "http")]
-pub use facade::{facade_catalogue, find_facade_fault, FacadeFault};
+pub use facade::{
+    facade_benign_catalogue, facade_catalogue, find_facade_benign, find_facade_fault, FacadeBenign,
+    FacadeFault,
+};
 #[cfg(feature = "http")]
 pub use http_zoo::{
     find_http_benign, find_http_fault, http_benign_catalogue, http_catalogue, serve_http_fault,

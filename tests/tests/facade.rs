@@ -231,6 +231,160 @@ fn a_facade_target_with_a_bad_key_is_an_error_naming_file_line_and_key() {
     );
 }
 
+/// The worked example of docs/facade.md (the one-line-audit facade) as a runnable target:
+/// each command's leading `parity` is the binary under test, the audit log is `audit`.
+fn one_line_audit_target(audit: &std::path::Path) -> String {
+    let text = common::docs_example("facade.md", "facade-one-line-audit");
+    // The self-test runs the same file.
+    assert_eq!(
+        text,
+        parity_harness::profiles::facade::ONE_LINE_AUDIT_TARGET
+    );
+    text.replace("= \"parity ", &format!("= \"{} ", common::parity_str()))
+        .replace("/tmp/gateway-audit.log", audit.to_str().unwrap())
+}
+
+#[test]
+fn the_one_line_audit_example_passes_every_facade_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let audit = dir.path().join("audit.log");
+    let path = dir.path().join("parity.toml");
+    std::fs::write(&path, one_line_audit_target(&audit)).unwrap();
+    let run = common::run_json(&["run", "--target", path.to_str().unwrap()]);
+    run.assert_code(0);
+    assert_eq!(run.cases().len(), 10, "{:?}", run.cases().keys());
+    for (id, case) in run.cases() {
+        assert_eq!(case["verdict"], "pass", "{id}: {case}");
+    }
+    // One line per call, the facade's own members, hashes and never the canary.
+    let log = std::fs::read_to_string(&audit).unwrap();
+    let lines: Vec<Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["fields"]["capability"] == "write_file"),
+        "{log}"
+    );
+    assert!(
+        lines.iter().all(|l| l["fields"]["digest"].is_string()),
+        "{log}"
+    );
+    assert!(!log.contains("parity-canary-"), "{log}");
+}
+
+#[test]
+fn the_one_line_audit_facade_without_its_declarations_does_not_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let audit = dir.path().join("audit.log");
+    let declared = one_line_audit_target(&audit);
+    // Without [facade.audit]: the three audit checks cannot find the call's lines and say
+    // which members the lines hold; never a pass, never a fail.
+    let (before, after) = declared.split_once("[facade.audit]").unwrap();
+    let rest = &after[after.find("[facade.topology]").unwrap()..];
+    let path = dir.path().join("undeclared.toml");
+    std::fs::write(&path, format!("{before}{rest}")).unwrap();
+    let run = common::run_json(&["run", "--target", path.to_str().unwrap()]);
+    run.assert_code(3);
+    for check in [
+        "facade.audit-shape",
+        "facade.audit-no-plaintext",
+        "facade.preflight-before-dispatch",
+    ] {
+        let case = &run.cases()[&format!("{check}@facade#2025-11-25")];
+        assert_eq!(case["verdict"], "not-run", "{check}: {case}");
+        let message = case["message"].as_str().unwrap();
+        assert!(
+            message.contains("none with `channel` =")
+                && message.contains("/fields/session")
+                && message.contains("[facade.audit]"),
+            "{check}: {message}"
+        );
+    }
+    // Without `prints = "port"` the facade's port is no URL: the profile cannot start it.
+    let path = dir.path().join("no-prints.toml");
+    let no_prints: String = declared
+        .lines()
+        .filter(|l| !l.starts_with("prints"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&path, no_prints).unwrap();
+    let run = common::run(&["run", "--target", path.to_str().unwrap()]);
+    run.assert_code(3);
+    assert!(
+        run.stderr.contains("is not an http:// URL")
+            && run.stderr.contains("declare `prints = \"port\"`"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_failing_mint_hook_leaves_the_cases_not_run_naming_the_hook() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = format!(
+        r#"version = 1
+profiles = ["facade"]
+[surfaces.http]
+command = "{exe} reference facade"
+[facade]
+mint_command = "false --port {{port}}"
+revoke_command = "true"
+session_tool = "echo_channel"
+invalid_arguments = {{ x = "seven" }}
+"#,
+        exe = common::parity_str()
+    );
+    let path = dir.path().join("parity.toml");
+    std::fs::write(&path, target).unwrap();
+    let run = common::run_json(&["run", "--target", path.to_str().unwrap()]);
+    run.assert_code(3);
+    let case = &run.cases()["facade.token-sees-session-tools@facade#2025-11-25"];
+    assert_eq!(case["verdict"], "not-run", "{case}");
+    let message = case["message"].as_str().unwrap();
+    // The hook's command line with its port filled in and the channel appended.
+    assert!(
+        message.starts_with("the mint hook `false --port ")
+            && message.contains(" parity-sees-")
+            && !message.contains("{port}"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_bad_facade_audit_or_start_key_is_an_error_naming_file_line_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("parity.toml");
+    for (body, line, key) in [
+        (
+            "[surfaces.http]\ncommand = \"gw\"\nprints = \"pid\"\n[facade]\nsession_tool = \"t\"\ninvalid_arguments = {}\nadmin = \"same-origin\"\n",
+            4,
+            "surfaces.http.prints",
+        ),
+        (
+            "[surfaces.http]\nurl = \"http://127.0.0.1:9/mcp\"\n[facade]\nsession_tool = \"t\"\ninvalid_arguments = {}\nadmin = \"same-origin\"\n[facade.audit]\nlines = \"two\"\n",
+            9,
+            "facade.audit.lines",
+        ),
+        (
+            "[surfaces.http]\nurl = \"http://127.0.0.1:9/mcp\"\n[facade]\nsession_tool = \"t\"\npreflight_tool = \"w\"\nadmin = \"same-origin\"\n",
+            6,
+            "facade.preflight_invalid_arguments",
+        ),
+    ] {
+        std::fs::write(&path, format!("version = 1\n{body}")).unwrap();
+        let run = common::run(&["run", "--target", path.to_str().unwrap()]);
+        run.assert_code(2);
+        assert!(
+            run.stderr.contains(&format!("parity.toml:{line}:")) && run.stderr.contains(key),
+            "{body}: {}",
+            run.stderr
+        );
+    }
+}
+
 #[test]
 fn bad_http_input_gets_clear_errors_and_echoes_nothing() {
     let facade = Facade::start(&[]);

@@ -89,6 +89,24 @@ enum Command {
         #[command(flatten)]
         args: FacadeArgs,
     },
+    /// A token hook for a facade that serves parity's admin hook: `mint CHANNEL` prints a
+    /// token, `revoke TOKEN` revokes it (the benign facades' declarations use it as their
+    /// `mint_command` and `revoke_command`; docs/facade.md).
+    #[command(hide = true)]
+    #[cfg(feature = "http")]
+    FakeFacadeAdmin {
+        /// The facade's endpoint URL; the hook is at its origin plus `/admin`.
+        #[arg(long, conflicts_with = "port", required_unless_present = "port")]
+        url: Option<String>,
+        /// The facade's port on 127.0.0.1.
+        #[arg(long)]
+        port: Option<u16>,
+        /// `mint` or `revoke`.
+        #[arg(value_parser = ["mint", "revoke"])]
+        action: String,
+        /// The channel to mint for, or the token to revoke.
+        value: String,
+    },
     /// Serve a faulty dispatcher: the reference MCP server or ACP agent, started with a
     /// policy file, behind one lifecycle or policy fault (used by selftest; docs/dispatcher.md).
     #[command(hide = true)]
@@ -660,7 +678,7 @@ pub async fn dispatch(cli: Cli, registry: &crate::engine::profile::Registry) -> 
             ReferenceCmd::Mcp(a) => serve_reference(a).await,
             ReferenceCmd::Acp(a) => serve_reference_acp(a).await,
             #[cfg(feature = "http")]
-            ReferenceCmd::Facade(a) => serve_facade(a, None, None).await,
+            ReferenceCmd::Facade(a) => serve_facade(a, None, None, None).await,
             ReferenceCmd::Launch {
                 endpoint,
                 bearer_stdin,
@@ -680,15 +698,28 @@ pub async fn dispatch(cli: Cli, registry: &crate::engine::profile::Registry) -> 
         },
         Command::Fake { fault, list } => cmd_fake(fault, list).await,
         #[cfg(feature = "http")]
-        Command::FakeFacade { fault, args } => match parity_fakes::find_facade_fault(&fault) {
-            Some(f) => serve_facade(args, Some(f), None).await,
-            None => {
-                eprintln!(
-                    "error: unknown faulty facade `{fault}`; `parity fake --list` lists them"
-                );
-                EXIT_USAGE
+        Command::FakeFacade { fault, args } => {
+            match (
+                parity_fakes::find_facade_fault(&fault),
+                parity_fakes::find_facade_benign(&fault),
+            ) {
+                (Some(f), _) => serve_facade(args, Some(f), None, None).await,
+                (None, Some(b)) => serve_facade(args, None, None, Some(b)).await,
+                (None, None) => {
+                    eprintln!(
+                        "error: unknown faulty facade `{fault}`; `parity fake --list` lists them"
+                    );
+                    EXIT_USAGE
+                }
             }
-        },
+        }
+        #[cfg(feature = "http")]
+        Command::FakeFacadeAdmin {
+            url,
+            port,
+            action,
+            value,
+        } => facade_admin(url, port, &action, &value).await,
         Command::FakeDispatcher {
             fault,
             surface,
@@ -699,7 +730,7 @@ pub async fn dispatch(cli: Cli, registry: &crate::engine::profile::Registry) -> 
             let layer = parity_fakes::find_http_fault(&fault)
                 .or_else(|| parity_fakes::find_http_benign(&fault).map(|b| b.layer()));
             match layer {
-                Some(f) => serve_facade(args, None, Some(f)).await,
+                Some(f) => serve_facade(args, None, Some(f), None).await,
                 None => {
                     eprintln!("error: unknown faulty HTTP server `{fault}`; `parity fake --list` lists them");
                     EXIT_USAGE

@@ -33,15 +33,17 @@ pub(super) async fn serve_reference(args: ReferenceArgs) -> i32 {
     }
 }
 
-/// Serves the reference facade (or, with `fault`, the faulty facade built from it) until
-/// SIGTERM/SIGINT, or stdin EOF when stdin is a pipe. The first stdout line is the endpoint
-/// URL. Exit 0 after a clean stop, 2 for bad options (a non-loopback `--listen`, a bad
+/// Serves the reference facade (or, with `fault`, the faulty facade built from it; with
+/// `benign`, the benign one) until SIGTERM/SIGINT, or stdin EOF when stdin is a pipe. The
+/// first stdout line is the endpoint URL (only its port for a benign facade that prints
+/// one). Exit 0 after a clean stop, 2 for bad options (a non-loopback `--listen`, a bad
 /// `--downstream` or separator), 1 for a listener error.
 #[cfg(feature = "http")]
 pub async fn serve_facade(
     args: FacadeArgs,
     fault: Option<parity_fakes::FacadeFault>,
     http_fault: Option<parity_fakes::HttpFault>,
+    benign: Option<parity_fakes::FacadeBenign>,
 ) -> i32 {
     use parity_reference::facade::{self, audit::AuditSink, http, registry::SessionTokens, source};
     use std::sync::Arc;
@@ -91,15 +93,19 @@ pub async fn serve_facade(
             return EXIT_COULD_NOT_RUN;
         }
     };
-    let audit: Arc<dyn facade::audit::AuditLog> = match &args.audit_log {
+    let sink = match &args.audit_log {
         Some(p) => match AuditSink::file(p) {
-            Ok(s) => Arc::new(s),
+            Ok(s) => s,
             Err(e) => {
                 eprintln!("error: --audit-log {}: {e}", p.display());
                 return EXIT_USAGE;
             }
         },
-        None => Arc::new(AuditSink::stderr()),
+        None => AuditSink::stderr(),
+    };
+    let audit: Arc<dyn facade::audit::AuditLog> = match &benign {
+        Some(b) => (b.audit)(sink),
+        None => Arc::new(sink),
     };
     let mut sources: Vec<Arc<dyn source::CapabilitySource>> = Vec::new();
     let mut workspace = None;
@@ -137,6 +143,9 @@ pub async fn serve_facade(
     if let Some(f) = &fault {
         (f.configure)(&mut config);
     }
+    if let Some(b) = &benign {
+        (b.configure)(&mut config);
+    }
     let started = Arc::new(facade::Facade::start(config).await);
     let service: Arc<dyn http::McpService> = match &fault {
         Some(f) => (f.wrap)(started),
@@ -149,7 +158,11 @@ pub async fn serve_facade(
             return 1;
         }
     };
-    crate::outln!("http://{addr}{}", args.path);
+    if benign.is_some_and(|b| b.prints_port) {
+        crate::outln!("{}", addr.port());
+    } else {
+        crate::outln!("http://{addr}{}", args.path);
+    }
     let http_config = http::HttpConfig {
         path: args.path.clone(),
         admin: args.admin,
@@ -173,6 +186,72 @@ pub async fn serve_facade(
             1
         }
     }
+}
+
+/// `parity fake-facade-admin`: a token hook for a facade serving parity's admin hook
+/// (`POST <origin>/admin/mint` `{"channel":C}` → `{"token":T}`, `POST <origin>/admin/revoke`
+/// `{"token":T}`), the facade named by its endpoint `url` or its `port` on 127.0.0.1. `mint`
+/// prints the token on stdout; `revoke` prints nothing. Exit 0, or 1 with one stderr line
+/// that never holds the token or the channel's token.
+#[cfg(feature = "http")]
+pub(super) async fn facade_admin(
+    url: Option<String>,
+    port: Option<u16>,
+    action: &str,
+    value: &str,
+) -> i32 {
+    use crate::transport::http::{HttpClient, HttpRequest};
+    let endpoint = match (url, port) {
+        (Some(u), _) => u,
+        (None, Some(p)) => format!("http://127.0.0.1:{p}/"),
+        (None, None) => {
+            eprintln!("error: give --url or --port");
+            return EXIT_USAGE;
+        }
+    };
+    let base = crate::profiles::facade::admin_base(&endpoint);
+    let (to, body) = match action {
+        "mint" => (
+            format!("{base}/mint"),
+            serde_json::json!({"channel": value}),
+        ),
+        _ => (
+            format!("{base}/revoke"),
+            serde_json::json!({"token": value}),
+        ),
+    };
+    let client = match HttpClient::new(&to) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    let ex = match client.send(HttpRequest::post_json(&body), deadline).await {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("error: POST {to}: {e}");
+            return 1;
+        }
+    };
+    if ex.status >= 400 {
+        eprintln!("error: POST {to}: HTTP {}", ex.status);
+        return 1;
+    }
+    if action == "mint" {
+        let token = serde_json::from_slice::<serde_json::Value>(&ex.body)
+            .ok()
+            .and_then(|v| v.get("token").and_then(|t| t.as_str()).map(str::to_owned));
+        match token {
+            Some(t) => crate::outln!("{t}"),
+            None => {
+                eprintln!("error: POST {to}: HTTP {} without `token`", ex.status);
+                return 1;
+            }
+        }
+    }
+    0
 }
 
 /// Completes on SIGTERM or SIGINT, or at EOF of stdin when stdin is a pipe (the harness
@@ -358,6 +437,15 @@ pub(super) async fn cmd_fake(fault: Option<String>, list: bool) -> i32 {
         for f in parity_fakes::facade_catalogue() {
             crate::outln!(
                 "{:<28} {} (serve with `parity fake-facade {}`)",
+                f.name,
+                f.description,
+                f.name
+            );
+        }
+        #[cfg(feature = "http")]
+        for f in parity_fakes::facade_benign_catalogue() {
+            crate::outln!(
+                "{:<28} (benign) {} (serve with `parity fake-facade {}`)",
                 f.name,
                 f.description,
                 f.name

@@ -47,13 +47,32 @@ pub enum Hooks {
     /// `POST <base>/revoke` with `{"token":T}`.
     Admin(String),
     /// Commands: the mint command gets the channel as its last argument and prints the
-    /// token; the revoke command gets the token as its last argument.
+    /// token; the revoke command gets the token as its last argument. In each word of either
+    /// command line, [`HOOK_PLACEHOLDERS`] are filled from the facade's endpoint
+    /// ([`fill_endpoint`]).
     Commands {
         /// The mint command line.
         mint: String,
         /// The revoke command line.
         revoke: String,
     },
+}
+
+/// The placeholders a hook command may hold: the endpoint URL (the declared `url`, or what
+/// the started command printed, or the URL built from the port it printed), its host and
+/// its port (80 when the URL gives none).
+pub const HOOK_PLACEHOLDERS: [&str; 3] = ["{url}", "{host}", "{port}"];
+
+/// `word` with [`HOOK_PLACEHOLDERS`] filled from the endpoint `url`
+/// ([`crate::engine::http_surface::host_and_port`]).
+pub fn fill_endpoint(word: &str, url: &str) -> String {
+    if !word.contains('{') {
+        return word.to_owned();
+    }
+    let (host, port) = crate::engine::http_surface::host_and_port(url);
+    word.replace("{url}", url)
+        .replace("{host}", &host)
+        .replace("{port}", &port)
 }
 
 /// The expected catalogues of the declared topology (published names).
@@ -63,6 +82,117 @@ pub struct Topology {
     pub anonymous: Vec<String>,
     /// What a caller with a live token sees.
     pub session: Vec<String>,
+}
+
+/// How many audit lines one source call writes (`[facade.audit] lines`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AuditLines {
+    /// An entry line before dispatch and an exit line with the error flag after the source
+    /// returns (seed rule 33; the reference's), `"entry-exit"`.
+    #[default]
+    EntryExit,
+    /// One line per call, carrying the error flag, `"one"`.
+    One,
+}
+
+/// Where a member of an audit line sits: a member name of the line's object, or, written
+/// with a leading `/`, a JSON pointer into it (`/fields/tool` for a `tracing` JSON line).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditField(pub String);
+
+impl AuditField {
+    /// The member of `line` this field names, if present.
+    pub fn get<'a>(&self, line: &'a Value) -> Option<&'a Value> {
+        if self.0.starts_with('/') {
+            line.pointer(&self.0)
+        } else {
+            line.get(&self.0)
+        }
+    }
+
+    /// The field as written, for messages (`args_sha256`, `/fields/tool`).
+    pub fn name(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for AuditField {
+    fn from(s: &str) -> Self {
+        AuditField(s.to_owned())
+    }
+}
+
+/// The shape of the facade's audit lines (`[facade.audit]`, docs/facade.md): the default is
+/// the reference's, seed rules 33–35 as written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditShape {
+    /// Entry and exit lines, or one line per call.
+    pub lines: AuditLines,
+    /// The provider label (default `provider`).
+    pub provider: AuditField,
+    /// The bare tool name (default `tool`).
+    pub tool: AuditField,
+    /// The caller's channel, as the facade's lines find a case's own (default `channel`).
+    pub channel: AuditField,
+    /// The lowercase hex SHA-256 of the compact arguments (default `args_sha256`).
+    pub hash: AuditField,
+    /// The error flag, a boolean on exit lines (or on the one line) (default `is_error`).
+    pub is_error: AuditField,
+    /// What marks an entry line, `(field, value)`: a line whose field holds this string is an
+    /// entry line and every other line of the channel an exit line. `None` (the default):
+    /// a line without the error flag is an entry line. Only with [`AuditLines::EntryExit`].
+    pub entry: Option<(AuditField, String)>,
+}
+
+impl Default for AuditShape {
+    /// The reference's lines (seed rules 33–35): entry and exit, `provider`, `tool`,
+    /// `channel`, `args_sha256`, `is_error` on the exit line.
+    fn default() -> Self {
+        AuditShape {
+            lines: AuditLines::EntryExit,
+            provider: "provider".into(),
+            tool: "tool".into(),
+            channel: "channel".into(),
+            hash: "args_sha256".into(),
+            is_error: "is_error".into(),
+            entry: None,
+        }
+    }
+}
+
+impl AuditShape {
+    /// Whether `line` is an entry line (always `false` with one line per call).
+    pub fn is_entry(&self, line: &Value) -> bool {
+        match (self.lines, &self.entry) {
+            (AuditLines::One, _) => false,
+            (AuditLines::EntryExit, Some((field, value))) => {
+                field.get(line).and_then(Value::as_str) == Some(value.as_str())
+            }
+            (AuditLines::EntryExit, None) => self.is_error.get(line).is_none(),
+        }
+    }
+
+    /// How many lines one call writes: 2 (entry and exit) or 1.
+    pub fn lines_per_call(&self) -> usize {
+        match self.lines {
+            AuditLines::EntryExit => 2,
+            AuditLines::One => 1,
+        }
+    }
+}
+
+/// The call `facade.audit-no-plaintext` makes with a canary in a string argument
+/// (`canary_argument`, `canary_arguments`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Canary {
+    /// The audited tool to call, as published (the session tool unless `canary_argument`
+    /// is written `tool.argument`).
+    pub tool: String,
+    /// Its string argument that gets the canary.
+    pub argument: String,
+    /// Its other arguments (an object): `canary_arguments`, else `session_arguments` for the
+    /// session tool and `{}` for another tool.
+    pub arguments: Value,
 }
 
 /// What a facade target declares (`[facade]` of the target file, docs/target.md).
@@ -80,13 +210,18 @@ pub struct FacadeDecl {
     pub session_tool: String,
     /// Valid arguments for it (an object).
     pub session_arguments: Value,
-    /// Arguments its input schema rejects (an object).
+    /// The tool `facade.preflight-before-dispatch` calls with arguments its schema rejects:
+    /// `preflight_tool`, default the session tool.
+    pub preflight_tool: String,
+    /// Arguments the input schema of `preflight_tool` rejects (an object):
+    /// `preflight_invalid_arguments`, or `invalid_arguments` for the session tool.
     pub invalid_arguments: Value,
-    /// A string argument of the session tool that parity fills with a canary to look for
-    /// plaintext arguments in the audit log.
-    pub canary_argument: Option<String>,
+    /// The call that carries a canary to look for plaintext arguments in the audit log.
+    pub canary: Option<Canary>,
     /// The facade's audit log (JSON lines), when it writes one parity can read.
     pub audit_log: Option<PathBuf>,
+    /// The shape of its lines.
+    pub audit: AuditShape,
     /// Expected catalogues.
     pub topology: Option<Topology>,
 }

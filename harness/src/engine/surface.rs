@@ -148,17 +148,10 @@ impl LiveSurface {
         let mut server = None;
         let peer = match spec {
             SurfaceSpec::Mcp { http: Some(h), .. } => {
-                let url = match h {
-                    crate::engine::http_surface::FacadeSource::Url(u) => u.clone(),
-                    crate::engine::http_surface::FacadeSource::Command(c) => {
-                        let s = crate::engine::http_surface::start(c, timing.case)
-                            .await
-                            .map_err(|e| format!("{label}: {e}"))?;
-                        let u = s.url.clone();
-                        server = Some(s);
-                        u
-                    }
-                };
+                let (url, started) = crate::engine::http_surface::open(h, timing.case)
+                    .await
+                    .map_err(|e| format!("{label}: {e}"))?;
+                server = started;
                 crate::transport::http_bridge::peer(&url, peer_spec.line_cap, timing.case)
                     .map_err(|e| format!("{label}: {e}"))?
             }

@@ -248,10 +248,27 @@ struct RawFacade {
     remint: Option<Spanned<String>>,
     session_tool: Spanned<String>,
     session_arguments: Option<Spanned<toml::Value>>,
-    invalid_arguments: Spanned<toml::Value>,
-    canary_argument: Option<String>,
+    invalid_arguments: Option<Spanned<toml::Value>>,
+    preflight_tool: Option<Spanned<String>>,
+    preflight_invalid_arguments: Option<Spanned<toml::Value>>,
+    canary_argument: Option<Spanned<String>>,
+    canary_arguments: Option<Spanned<toml::Value>>,
     audit_log: Option<String>,
+    audit: Option<RawAudit>,
     topology: Option<RawTopology>,
+}
+
+/// `[facade.audit]`: the shape of the facade's audit lines (defaults: the reference's).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAudit {
+    lines: Option<Spanned<String>>,
+    provider: Option<Spanned<String>>,
+    tool: Option<Spanned<String>>,
+    channel: Option<Spanned<String>>,
+    hash: Option<Spanned<String>>,
+    is_error: Option<Spanned<String>>,
+    entry: Option<Spanned<BTreeMap<String, toml::Value>>>,
 }
 
 #[derive(Deserialize)]
@@ -396,6 +413,8 @@ struct RawAcp {
 struct RawHttp {
     url: Option<Spanned<String>>,
     command: Option<Spanned<String>>,
+    prints: Option<Spanned<String>>,
+    path: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -758,6 +777,19 @@ pub fn parse(file: &str, text: &str) -> Result<Target, TargetError> {
             .push(err_at(p.span().start, "profiles", String::new()));
     }
     if let Some(h) = &raw.surfaces.http {
+        if let (Some(_), Some(p)) = (&h.url, h.prints.as_ref().or(h.path.as_ref())) {
+            let key = if h.prints.is_some() {
+                "surfaces.http.prints"
+            } else {
+                "surfaces.http.path"
+            };
+            return Err(err_at(
+                p.span().start,
+                key,
+                "`prints` and `path` say what a started `command` prints; a `url` is used as given"
+                    .into(),
+            ));
+        }
         let source = match (&h.url, &h.command) {
             (Some(u), None) => {
                 let url = u.get_ref().trim();
@@ -772,10 +804,47 @@ pub fn parse(file: &str, text: &str) -> Result<Target, TargetError> {
             }
             (None, Some(c)) => {
                 let cmd = command(c, "surfaces.http.command")?;
-                crate::engine::http_surface::FacadeSource::Command(
-                    crate::transport::peer::PeerSpec::from_command_line(&cmd)
-                        .map_err(|e| err_at(c.span().start, "surfaces.http.command", e))?,
-                )
+                let spec = crate::transport::peer::PeerSpec::from_command_line(&cmd)
+                    .map_err(|e| err_at(c.span().start, "surfaces.http.command", e))?;
+                let prints = h.prints.as_ref().map(|p| (p.get_ref().as_str(), p.span().start));
+                match prints {
+                    None | Some(("url", _)) => {
+                        if let Some(p) = &h.path {
+                            return Err(err_at(
+                                p.span().start,
+                                "surfaces.http.path",
+                                "`path` builds the endpoint from a printed port: it needs `prints = \"port\"`".into(),
+                            ));
+                        }
+                        crate::engine::http_surface::FacadeSource::Command(spec)
+                    }
+                    Some(("port", _)) => {
+                        let path = match &h.path {
+                            None => crate::engine::http_surface::DEFAULT_PATH.to_owned(),
+                            Some(p) => {
+                                let v = p.get_ref();
+                                if !v.starts_with('/')
+                                    || v.chars().any(|c| c.is_whitespace() || c == '?' || c == '#')
+                                {
+                                    return Err(err_at(
+                                        p.span().start,
+                                        "surfaces.http.path",
+                                        format!("{v:?} is not an endpoint path (it starts with `/` and holds no space, `?` or `#`)"),
+                                    ));
+                                }
+                                v.clone()
+                            }
+                        };
+                        crate::engine::http_surface::FacadeSource::PortCommand { spec, path }
+                    }
+                    Some((other, at)) => {
+                        return Err(err_at(
+                            at,
+                            "surfaces.http.prints",
+                            format!("unknown value {other:?} (one of: url, port)"),
+                        ))
+                    }
+                }
             }
             (Some(u), Some(_)) => {
                 return Err(err_at(
@@ -1240,24 +1309,233 @@ fn facade_decl(
             )),
         }
     };
+    if let Hooks::Commands { mint, revoke } = &hooks {
+        for (line, key, site) in [
+            (mint, "facade.mint_command", &f.mint_command),
+            (revoke, "facade.revoke_command", &f.revoke_command),
+        ] {
+            let at = site.as_ref().map_or(0, |s| s.span().start);
+            hook_command(line).map_err(|e| err_at(at, key, e))?;
+        }
+    }
+    let session_tool = f.session_tool.get_ref().clone();
+    let session_arguments = match &f.session_arguments {
+        Some(v) => object(v, "facade.session_arguments")?,
+        None => serde_json::json!({}),
+    };
+    // Pre-flight: `invalid_arguments` for the session tool, or a tool of its own.
+    let (preflight_tool, invalid_arguments) = match (
+        &f.invalid_arguments,
+        &f.preflight_tool,
+        &f.preflight_invalid_arguments,
+    ) {
+        (Some(v), None, None) => (session_tool.clone(), object(v, "facade.invalid_arguments")?),
+        (None, Some(t), Some(v)) => {
+            if t.get_ref().trim().is_empty() {
+                return Err(err_at(
+                    t.span().start,
+                    "facade.preflight_tool",
+                    "must name a tool, as published".into(),
+                ));
+            }
+            (
+                t.get_ref().clone(),
+                object(v, "facade.preflight_invalid_arguments")?,
+            )
+        }
+        (Some(v), Some(_), _) => {
+            return Err(err_at(
+                v.span().start,
+                "facade.invalid_arguments",
+                "give `invalid_arguments` (for session_tool) or `preflight_tool` with `preflight_invalid_arguments`, not both".into(),
+            ))
+        }
+        (_, Some(t), None) => {
+            return Err(err_at(
+                t.span().start,
+                "facade.preflight_invalid_arguments",
+                "`preflight_tool` needs `preflight_invalid_arguments` (arguments its inputSchema rejects)".into(),
+            ))
+        }
+        (_, None, Some(v)) => {
+            return Err(err_at(
+                v.span().start,
+                "facade.preflight_tool",
+                "`preflight_invalid_arguments` needs `preflight_tool` (the tool they are for); for session_tool write `invalid_arguments`".into(),
+            ))
+        }
+        (None, None, None) => {
+            return Err(err_at(
+                f.session_tool.span().start,
+                "facade.invalid_arguments",
+                "give `invalid_arguments` (arguments session_tool's inputSchema rejects), or `preflight_tool` with `preflight_invalid_arguments` for a session tool whose schema rejects nothing".into(),
+            ))
+        }
+    };
+    let canary = match (&f.canary_argument, &f.canary_arguments) {
+        (None, None) => None,
+        (None, Some(v)) => {
+            return Err(err_at(
+                v.span().start,
+                "facade.canary_arguments",
+                "`canary_arguments` go with `canary_argument` (the tool and argument that get the canary)".into(),
+            ))
+        }
+        (Some(c), args) => {
+            let written = c.get_ref().trim();
+            let (tool, argument) = match written.rsplit_once('.') {
+                Some((t, a)) => (t.to_owned(), a.to_owned()),
+                None => (session_tool.clone(), written.to_owned()),
+            };
+            if tool.is_empty() || argument.is_empty() {
+                return Err(err_at(
+                    c.span().start,
+                    "facade.canary_argument",
+                    format!("{written:?} names no argument: write `argument` (of session_tool) or `tool.argument` (split at the last `.`)"),
+                ));
+            }
+            let arguments = match args {
+                Some(v) => object(v, "facade.canary_arguments")?,
+                None if tool == session_tool => session_arguments.clone(),
+                None => serde_json::json!({}),
+            };
+            Some(crate::engine::decl::Canary {
+                tool,
+                argument,
+                arguments,
+            })
+        }
+    };
+    let audit = match &f.audit {
+        Some(a) => audit_shape(a, err_at)?,
+        None => crate::engine::decl::AuditShape::default(),
+    };
     Ok(FacadeDecl {
         catalogue,
         hooks,
         bad_token,
         remint,
-        session_tool: f.session_tool.get_ref().clone(),
-        session_arguments: match &f.session_arguments {
-            Some(v) => object(v, "facade.session_arguments")?,
-            None => serde_json::json!({}),
-        },
-        invalid_arguments: object(&f.invalid_arguments, "facade.invalid_arguments")?,
-        canary_argument: f.canary_argument.clone(),
+        session_tool,
+        session_arguments,
+        preflight_tool,
+        invalid_arguments,
+        canary,
         audit_log: f.audit_log.as_ref().map(std::path::PathBuf::from),
+        audit,
         topology: f.topology.as_ref().map(|t| Topology {
             anonymous: t.anonymous.clone(),
             session: t.session.clone(),
         }),
     })
+}
+
+/// Checks a hook command line: it splits like a shell into at least one word, and every
+/// `{name}` in it is one of [`crate::engine::decl::HOOK_PLACEHOLDERS`].
+fn hook_command(line: &str) -> Result<(), String> {
+    let words = crate::transport::peer::split_words(line)?;
+    if words.is_empty() {
+        return Err("empty command".into());
+    }
+    for w in &words {
+        let mut rest = w.as_str();
+        while let Some(open) = rest.find('{') {
+            let after = &rest[open..];
+            let Some(close) = after.find('}') else { break };
+            let name = &after[..=close];
+            let word_like = name.len() > 2
+                && name[1..name.len() - 1]
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_');
+            if word_like && !crate::engine::decl::HOOK_PLACEHOLDERS.contains(&name) {
+                return Err(format!(
+                    "unknown placeholder `{name}` (known: {}; the channel or token is the last argument)",
+                    crate::engine::decl::HOOK_PLACEHOLDERS.join(", ")
+                ));
+            }
+            rest = &after[close + 1..];
+        }
+    }
+    Ok(())
+}
+
+/// `[facade.audit]` as an [`crate::engine::decl::AuditShape`]: each field a member name or
+/// a JSON pointer, `lines` `entry-exit` or `one`, `entry` one `field = "value"` pair (entry
+/// and exit lines only).
+fn audit_shape(
+    raw: &RawAudit,
+    err_at: &dyn Fn(usize, &str, String) -> TargetError,
+) -> Result<crate::engine::decl::AuditShape, TargetError> {
+    use crate::engine::decl::{AuditField, AuditLines, AuditShape};
+    let d = AuditShape::default();
+    let field = |v: &Option<Spanned<String>>,
+                 key: &str,
+                 default: AuditField|
+     -> Result<AuditField, TargetError> {
+        match v {
+            None => Ok(default),
+            Some(s) => audit_field(s.get_ref()).map_err(|e| err_at(s.span().start, key, e)),
+        }
+    };
+    let lines = match raw
+        .lines
+        .as_ref()
+        .map(|l| (l.get_ref().as_str(), l.span().start))
+    {
+        None | Some(("entry-exit", _)) => AuditLines::EntryExit,
+        Some(("one", _)) => AuditLines::One,
+        Some((other, at)) => {
+            return Err(err_at(
+                at,
+                "facade.audit.lines",
+                format!("unknown value {other:?} (one of: entry-exit, one)"),
+            ))
+        }
+    };
+    let entry = match &raw.entry {
+        None => None,
+        Some(e) if lines == AuditLines::One => {
+            return Err(err_at(
+                e.span().start,
+                "facade.audit.entry",
+                "`entry` marks entry lines, which `lines = \"one\"` does not write".into(),
+            ))
+        }
+        Some(e) => match e.get_ref().iter().collect::<Vec<_>>().as_slice() {
+            [(k, toml::Value::String(v))] => Some((
+                audit_field(k).map_err(|m| err_at(e.span().start, "facade.audit.entry", m))?,
+                v.clone(),
+            )),
+            _ => {
+                return Err(err_at(
+                    e.span().start,
+                    "facade.audit.entry",
+                    "must be one `field = \"value\"` pair: the member and the text that mark an entry line, e.g. { message = \"facade source call\" }".into(),
+                ))
+            }
+        },
+    };
+    Ok(AuditShape {
+        lines,
+        provider: field(&raw.provider, "facade.audit.provider", d.provider)?,
+        tool: field(&raw.tool, "facade.audit.tool", d.tool)?,
+        channel: field(&raw.channel, "facade.audit.channel", d.channel)?,
+        hash: field(&raw.hash, "facade.audit.hash", d.hash)?,
+        is_error: field(&raw.is_error, "facade.audit.is_error", d.is_error)?,
+        entry,
+    })
+}
+
+/// An audit field as written: a non-empty member name, or a JSON pointer (`/a/b`).
+fn audit_field(s: &str) -> Result<crate::engine::decl::AuditField, String> {
+    if s.is_empty() {
+        Err("must name a member of the audit line (or be a JSON pointer, `/fields/tool`)".into())
+    } else if s.starts_with('/') && !valid_pointer(s) {
+        Err(format!(
+            "{s:?} is not a JSON pointer (RFC 6901: `~` only as `~0` or `~1`)"
+        ))
+    } else {
+        Ok(crate::engine::decl::AuditField(s.to_owned()))
+    }
 }
 
 /// The `[dispatcher]` table as declarations (defaults: `crate::engine::decl::DispatcherDecl`).
@@ -1960,6 +2238,99 @@ seed = 9
         assert_eq!(d.bad_token, crate::engine::decl::BadToken::Unauthorized);
         assert_eq!(d.remint, crate::engine::decl::Remint::Replace);
         assert_eq!(d.invalid_arguments, serde_json::json!({"x": "y"}));
+    }
+
+    /// A facade target: `[surfaces.http]` at `http`, then `[facade]` with `facade`.
+    fn facade_target(http: &str, facade: &str) -> Result<Target, TargetError> {
+        parse(
+            "t.toml",
+            &format!(
+                "version = 1\n[surfaces.http]\n{http}\n[facade]\nsession_tool = \"t\"\n{facade}\n"
+            ),
+        )
+    }
+
+    #[test]
+    fn facade_declarations_load_with_their_defaults() {
+        use crate::engine::decl::{AuditLines, AuditShape};
+        use crate::engine::http_surface::FacadeSource;
+        let t = facade_target(
+            "command = \"gw --port 0\"\nprints = \"port\"\npath = \"/rpc\"",
+            "mint_command = \"gwctl --port {port} mint\"\nrevoke_command = \"gwctl --url {url} revoke\"\npreflight_tool = \"w\"\npreflight_invalid_arguments = { path = 7 }\ncanary_argument = \"p:w.content\"\ncanary_arguments = { path = \"c\" }\n[facade.audit]\nlines = \"one\"\ntool = \"/fields/tool\"\nhash = \"digest\"",
+        )
+        .unwrap();
+        match &t.http.unwrap().source {
+            FacadeSource::PortCommand { spec, path } => {
+                assert_eq!((spec.program.as_str(), path.as_str()), ("gw", "/rpc"))
+            }
+            other => panic!("{other:?}"),
+        }
+        let d = t.facade.unwrap();
+        assert_eq!(d.preflight_tool, "w");
+        assert_eq!(d.invalid_arguments, serde_json::json!({"path": 7}));
+        let c = d.canary.unwrap();
+        assert_eq!((c.tool.as_str(), c.argument.as_str()), ("p:w", "content"));
+        assert_eq!(c.arguments, serde_json::json!({"path": "c"}));
+        assert_eq!(d.audit.lines, AuditLines::One);
+        assert_eq!(d.audit.tool.name(), "/fields/tool");
+        assert_eq!(d.audit.hash.name(), "digest");
+        assert_eq!(d.audit.channel.name(), "channel");
+        // The defaults: the session tool's pre-flight and canary, the reference's lines, a
+        // command printing its URL.
+        let t = facade_target(
+            "command = \"gw\"",
+            "admin = \"same-origin\"\nsession_arguments = { x = 7 }\ninvalid_arguments = { x = \"y\" }\ncanary_argument = \"note\"",
+        )
+        .unwrap();
+        assert!(matches!(t.http.unwrap().source, FacadeSource::Command(_)));
+        let d = t.facade.unwrap();
+        assert_eq!(d.preflight_tool, "t");
+        let c = d.canary.unwrap();
+        assert_eq!((c.tool.as_str(), c.argument.as_str()), ("t", "note"));
+        assert_eq!(c.arguments, serde_json::json!({"x": 7}));
+        assert_eq!(d.audit, AuditShape::default());
+        // An entry marker: the lines whose member holds the text are entry lines.
+        let t = facade_target(
+            "url = \"http://127.0.0.1:1/mcp\"",
+            "admin = \"same-origin\"\ninvalid_arguments = {}\n[facade.audit]\nentry = { \"/fields/message\" = \"call\" }",
+        )
+        .unwrap();
+        let a = t.facade.unwrap().audit;
+        assert!(a.is_entry(&serde_json::json!({"fields": {"message": "call"}, "is_error": false})));
+        assert!(!a.is_entry(&serde_json::json!({"fields": {"message": "call exit"}})));
+        assert!(AuditShape::default().is_entry(&serde_json::json!({"tool": "t"})));
+        assert!(!AuditShape::default().is_entry(&serde_json::json!({"is_error": true})));
+    }
+
+    #[test]
+    fn bad_facade_declarations_name_file_line_and_key() {
+        let url = "url = \"http://127.0.0.1:1/mcp\"";
+        let hooks = "admin = \"same-origin\"";
+        for (http, facade, line, key) in [
+            ("command = \"gw\"\nprints = \"pid\"", "", 4, "surfaces.http.prints"),
+            (&format!("{url}\nprints = \"port\""), "", 4, "surfaces.http.prints"),
+            ("command = \"gw\"\npath = \"/x\"", "", 4, "surfaces.http.path"),
+            ("command = \"gw\"\nprints = \"port\"\npath = \"mcp\"", "", 5, "surfaces.http.path"),
+            (url, hooks, 5, "facade.invalid_arguments"),
+            (url, &format!("{hooks}\npreflight_tool = \"w\""), 7, "facade.preflight_invalid_arguments"),
+            (url, &format!("{hooks}\npreflight_invalid_arguments = {{}}"), 7, "facade.preflight_tool"),
+            (url, &format!("{hooks}\ninvalid_arguments = {{}}\npreflight_tool = \"w\"\npreflight_invalid_arguments = {{}}"), 7, "facade.invalid_arguments"),
+            (url, &format!("{hooks}\ninvalid_arguments = {{}}\ncanary_argument = \"w.\""), 8, "facade.canary_argument"),
+            (url, &format!("{hooks}\ninvalid_arguments = {{}}\ncanary_arguments = {{}}"), 8, "facade.canary_arguments"),
+            (url, &format!("{hooks}\ninvalid_arguments = {{}}\ncanary_argument = \"w.c\"\ncanary_arguments = 3"), 9, "facade.canary_arguments"),
+            (url, "invalid_arguments = {}\nmint_command = \"m {channel}\"\nrevoke_command = \"r\"", 7, "facade.mint_command"),
+            (url, "invalid_arguments = {}\nmint_command = \"m\"\nrevoke_command = \"r '{url}\"", 8, "facade.revoke_command"),
+            (url, &format!("{hooks}\ninvalid_arguments = {{}}\n[facade.audit]\nlines = \"two\""), 9, "facade.audit.lines"),
+            (url, &format!("{hooks}\ninvalid_arguments = {{}}\n[facade.audit]\ntool = \"\""), 9, "facade.audit.tool"),
+            (url, &format!("{hooks}\ninvalid_arguments = {{}}\n[facade.audit]\nhash = \"/a~2\""), 9, "facade.audit.hash"),
+            (url, &format!("{hooks}\ninvalid_arguments = {{}}\n[facade.audit]\nlines = \"one\"\nentry = {{ message = \"m\" }}"), 10, "facade.audit.entry"),
+            (url, &format!("{hooks}\ninvalid_arguments = {{}}\n[facade.audit]\nentry = {{ a = \"m\", b = \"n\" }}"), 9, "facade.audit.entry"),
+            (url, &format!("{hooks}\ninvalid_arguments = {{}}\n[facade.audit]\ncolour = \"x\""), 9, "facade.audit.colour"),
+        ] {
+            let e = facade_target(http, facade).unwrap_err();
+            assert_eq!((e.line, e.key.as_str()), (line, key), "{http} / {facade}: {e}");
+            assert!(e.to_string().starts_with(&format!("t.toml:{line}:")), "{e}");
+        }
     }
 
     #[test]

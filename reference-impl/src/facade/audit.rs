@@ -89,7 +89,10 @@ impl AuditSink {
         })
     }
 
-    fn write_line(&self, line: &Value) {
+    /// Appends `line` as one compact JSON line (the sink's own entry and exit lines go
+    /// through it; a layer that writes its own line format may too). A write error is
+    /// reported on stderr, never to the caller: auditing does not fail a call.
+    pub fn write_line(&self, line: &Value) {
         let mut bytes = serde_json::to_vec(line).unwrap_or_default();
         bytes.push(b'\n');
         let result = match &self.file {

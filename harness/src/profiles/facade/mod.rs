@@ -2,11 +2,19 @@
 //! HTTP (seed rules 3–5, 9–11, 17, 21, 24, 28, 33–35; fault classes B21 and B22;
 //! `docs/facade.md`).
 //!
-//! The target gives the facade's URL (or a command that starts it and prints the URL as its
-//! first stdout line), hooks to mint and revoke tokens, and declarations: how bad
-//! credentials are answered (`anonymous`, the seed's rule, or `401`), what a second mint for
-//! one channel does (`coexist` or `replace`), one session-bound tool with valid and
-//! schema-invalid arguments, optionally the expected catalogues and an audit log path.
+//! The target gives the facade's URL (or a command that starts it and prints its URL or its
+//! port as its first stdout line), hooks to mint and revoke tokens (commands may hold
+//! `{url}`, `{host}`, `{port}`), and declarations: how bad credentials are answered
+//! (`anonymous`, the seed's rule, or `401`), what a second mint for one channel does
+//! (`coexist` or `replace`), one session-bound tool with valid arguments, the tool and
+//! schema-invalid arguments pre-flight is judged on, the tool and string argument that
+//! carry a canary, optionally the expected catalogues, an audit log path and the shape of its
+//! lines ([`AuditShape`]: entry and exit lines or one per call, and their member names).
+//!
+//! A step that gets no answer in time is a timeout, one that cannot be carried out not-run;
+//! either message names the step (the call with its arguments and credentials, tokens as
+//! `[TOKEN]`; a hook; `initialize`; the audit poll), and a case past its deadline names the
+//! step it was waiting for ([`Trail`]).
 //!
 //! Each case opens its own MCP session (`initialize` at 2025-11-25 over Streamable HTTP,
 //! then `notifications/initialized`), mints its own tokens on a channel of its own, and
@@ -14,22 +22,27 @@
 //! `search_capabilities`/`execute_capability` (meta form) or `tools/list`/`tools/call`
 //! (direct form). Tokens never appear in evidence: they are replaced by `[TOKEN]`.
 //!
-//! Size (1430 lines): the ten session-gating checks, their token hooks and the facade session
-//! they drive share the facade's model (the declarations are [`crate::engine::decl`]).
+//! Size (1488 lines): the ten session-gating checks, their token hooks and the facade session
+//! they drive share the facade's model (the declarations are [`crate::engine::decl`]; the three
+//! audit checks and the audit log reader are in `audit.rs`).
 
 mod profile;
 pub use profile::FacadeProfile;
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::{json, Value};
 use sha2::{Digest as _, Sha256};
 
 use crate::engine::check::{BoxFinding, Check, Finding, Level, Revs, Timing};
-pub use crate::engine::decl::{BadToken, CatalogueForm, FacadeDecl, Hooks, Remint, Topology};
-use crate::transport::http::{HttpClient, HttpExchange, HttpRequest};
+use crate::engine::decl::fill_endpoint;
+pub use crate::engine::decl::{
+    AuditField, AuditLines, AuditShape, BadToken, Canary, CatalogueForm, FacadeDecl, Hooks, Remint,
+    Topology,
+};
+use crate::transport::http::{HttpClient, HttpError, HttpExchange, HttpRequest};
 use crate::transport::peer::PeerSpec;
 
 /// The binding of facade cases.
@@ -57,6 +70,9 @@ pub struct FacadeCtx {
     pub timing: Timing,
     /// Case id.
     pub case_id: String,
+    /// The step the case waits for and its evidence so far, for a case that runs past its
+    /// deadline.
+    pub trail: std::sync::Mutex<Trail>,
 }
 
 /// A facade check's body.
@@ -135,14 +151,14 @@ fn checks() -> Vec<(Check, FacadeFn)> {
         ),
         c(
             "facade.preflight-before-dispatch",
-            "A schema-invalid call is refused, naming the tool, before the source runs (no audit entry line).",
+            "A schema-invalid call is refused, naming the tool, before the source runs (no audit entry line for it; no line at all where one line per call is declared).",
             "Source arguments MUST be validated against the tool's input_schema before the source is called. On failure the source MUST NOT run, and the error MUST name the capability.",
             "seed-rules#28",
             |x| Box::pin(preflight(x)),
         ),
         c(
             "facade.audit-shape",
-            "A source call writes one entry and one exit line with provider, tool, channel and a correct args_sha256.",
+            "A source call writes one entry and one exit line (or the one line declared) with provider, tool, channel and a correct args_sha256, under the declared member names.",
             "Both lines MUST carry provider, the bare tool name, channel (\"-\" when anonymous) and args_sha256.",
             "seed-rules#34",
             |x| Box::pin(audit_shape(x)),
@@ -159,6 +175,29 @@ fn checks() -> Vec<(Check, FacadeFn)> {
 
 /// The Authorization value of a request: none, or this exact text.
 type Auth<'a> = Option<&'a str>;
+
+/// Why a step gave no usable answer. Each message names the step: the call with its
+/// arguments and credentials (tokens shown as `[TOKEN]`), the hook, or the audit poll.
+#[derive(Debug, Clone)]
+enum Miss {
+    /// Nothing (or not all of it) came within the deadline: a timeout, never a violation.
+    Timeout(String),
+    /// The step could not be carried out: no connection, a failed hook, an unreadable log,
+    /// nothing of the case's own in the log.
+    Failed(String),
+    /// The facade answered, but not with what the step reads (no result, no catalogue).
+    Answer(String),
+}
+
+/// What the case is waiting for, and the evidence so far: read when the case runs past its
+/// deadline, so the timeout names the step that was waiting.
+#[derive(Debug, Default)]
+pub struct Trail {
+    /// The step being waited for (redacted), empty before the first.
+    pub step: String,
+    /// The evidence so far (redacted).
+    pub evidence: Vec<String>,
+}
 
 /// One MCP session with the facade.
 struct Session<'a> {
@@ -188,11 +227,24 @@ impl CallObs {
     fn failed(&self) -> bool {
         self.error.is_some() || self.is_error == Some(true) || self.status >= 400
     }
+
+    /// The answer in a message: HTTP status and the result or error object, clipped.
+    fn shown(&self) -> String {
+        format!(
+            "HTTP {} {}",
+            self.status,
+            clip_to(&self.body.to_string(), 300)
+        )
+    }
 }
 
 fn clip(s: &str) -> String {
-    if s.len() > 600 {
-        let mut end = 600;
+    clip_to(s, 600)
+}
+
+fn clip_to(s: &str, max: usize) -> String {
+    if s.len() > max {
+        let mut end = max;
         while !s.is_char_boundary(end) {
             end -= 1;
         }
@@ -202,10 +254,65 @@ fn clip(s: &str) -> String {
     }
 }
 
+/// Who a request is from, in a message: `anonymously` or `with Authorization `…``.
+fn who(auth: Auth<'_>) -> String {
+    match auth {
+        None => "anonymously".into(),
+        Some("") => "with an empty Authorization value".into(),
+        Some(a) => format!("with Authorization `{a}`"),
+    }
+}
+
+/// A capability call in a message: the tool, its arguments (clipped) and the credentials.
+fn call_step(name: &str, args: &Value, auth: Auth<'_>) -> String {
+    format!(
+        "the call of `{name}` with arguments {} {}",
+        clip_to(&args.to_string(), 200),
+        who(auth)
+    )
+}
+
+/// A JSON-RPC message in a message: its method (a capability call by tool and arguments)
+/// and the credentials.
+fn describe(message: &Value, auth: Auth<'_>) -> String {
+    let method = message
+        .get("method")
+        .and_then(Value::as_str)
+        .unwrap_or("a message");
+    let params = message.get("params");
+    let name = params.and_then(|p| p.get("name")).and_then(Value::as_str);
+    let args = |v: Option<&Value>| v.cloned().unwrap_or_else(|| json!({}));
+    match (method, name) {
+        ("tools/call", Some("search_capabilities")) => {
+            format!("search_capabilities {}", who(auth))
+        }
+        ("tools/call", Some("execute_capability")) => {
+            let a = params.and_then(|p| p.get("arguments"));
+            let name = a
+                .and_then(|a| a.get("name"))
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            format!(
+                "execute_capability: {}",
+                call_step(name, &args(a.and_then(|a| a.get("arguments"))), auth)
+            )
+        }
+        ("tools/call", Some(name)) => format!(
+            "tools/call: {}",
+            call_step(name, &args(params.and_then(|p| p.get("arguments"))), auth)
+        ),
+        (m, _) => format!("{m} {}", who(auth)),
+    }
+}
+
 impl<'a> Session<'a> {
     async fn open(ctx: &'a FacadeCtx) -> Result<Session<'a>, Finding> {
-        let http = HttpClient::new(&ctx.target.url)
-            .map_err(|e| Finding::not_run(format!("facade URL: {e}"), Vec::new()))?;
+        let http = HttpClient::new(&ctx.target.url).map_err(|e| {
+            Finding::not_run(
+                format!("initialize: the facade URL cannot be used: {e}"),
+                Vec::new(),
+            )
+        })?;
         let mut s = Session {
             ctx,
             http,
@@ -217,18 +324,15 @@ impl<'a> Session<'a> {
         let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
             "protocolVersion": REVISION, "capabilities": {},
             "clientInfo": {"name": "parity", "version": env!("CARGO_PKG_VERSION")}}});
-        let (ex, response) = s
-            .post(&init, None)
-            .await
-            .map_err(|e| Finding::not_run(format!("initialize: {e}"), s.evidence.clone()))?;
+        let (ex, response) = match s.post(&init, None).await {
+            Ok(x) => x,
+            Err(m) => return Err(s.missed(m)),
+        };
         if response.as_ref().and_then(|r| r.get("result")).is_none() {
-            return Err(Finding::not_run(
-                format!(
-                    "initialize was not answered with a result (HTTP {})",
-                    ex.status
-                ),
-                s.evidence.clone(),
-            ));
+            return Err(s.not_run(format!(
+                "initialize at {REVISION} was not answered with a result (HTTP {})",
+                ex.status
+            )));
         }
         s.session_id = ex.header("mcp-session-id").map(str::to_owned);
         let _ = s
@@ -247,15 +351,26 @@ impl<'a> Session<'a> {
     }
 
     fn note(&mut self, line: String) {
-        let line = self.redact(&line);
-        self.evidence.push(clip(&line));
+        let line = clip(&self.redact(&line));
+        if let Ok(mut t) = self.ctx.trail.lock() {
+            t.evidence.push(line.clone());
+        }
+        self.evidence.push(line);
+    }
+
+    /// Records the step the case now waits for (shown if the case runs past its deadline).
+    fn waiting(&self, step: &str) {
+        if let Ok(mut t) = self.ctx.trail.lock() {
+            t.step = self.redact(step);
+        }
     }
 
     async fn post(
         &mut self,
         message: &Value,
         auth: Auth<'_>,
-    ) -> Result<(HttpExchange, Option<Value>), String> {
+    ) -> Result<(HttpExchange, Option<Value>), Miss> {
+        let step = describe(message, auth);
         let mut request = HttpRequest::post_json(message);
         if let Some(id) = &self.session_id {
             request = request.header("mcp-session-id", id);
@@ -269,12 +384,19 @@ impl<'a> Session<'a> {
             None => format!("→ POST {message}"),
         };
         self.note(shown);
+        self.waiting(&step);
         let deadline = tokio::time::Instant::now() + self.ctx.timing.message;
         let ex = self
             .http
             .send(request, deadline)
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| match e {
+                HttpError::Timeout { .. } => Miss::Timeout(format!(
+                    "{step}: no complete answer within {} ms ({e})",
+                    self.ctx.timing.message.as_millis()
+                )),
+                other => Miss::Failed(format!("{step}: {other}")),
+            })?;
         let body = String::from_utf8_lossy(&ex.body).into_owned();
         self.note(format!("← {} {}", ex.status, body));
         let id = message.get("id");
@@ -290,16 +412,18 @@ impl<'a> Session<'a> {
         method: &str,
         params: Value,
         auth: Auth<'_>,
-    ) -> Result<(HttpExchange, Option<Value>), String> {
+    ) -> Result<(HttpExchange, Option<Value>), Miss> {
         self.next_id += 1;
         let message = json!({"jsonrpc":"2.0","id": self.next_id,"method": method,"params": params});
         self.post(&message, auth).await
     }
 
     /// The published names `auth` sees, or the HTTP status when the request was refused.
-    async fn list(&mut self, auth: Auth<'_>) -> Result<Result<Vec<String>, u16>, String> {
+    async fn list(&mut self, auth: Auth<'_>) -> Result<Result<Vec<String>, u16>, Miss> {
         match self.ctx.target.decl.catalogue {
             CatalogueForm::Meta => {
+                let step = format!("search_capabilities {}", who(auth));
+                let answer = |why: &str| Miss::Answer(format!("{step}: {why}"));
                 let (ex, r) = self
                     .request(
                         "tools/call",
@@ -312,7 +436,7 @@ impl<'a> Session<'a> {
                 }
                 let result = r
                     .and_then(|r| r.get("result").cloned())
-                    .ok_or("search_capabilities was not answered with a result")?;
+                    .ok_or_else(|| answer("not answered with a result"))?;
                 let payload = result
                     .get("structuredContent")
                     .cloned()
@@ -322,11 +446,11 @@ impl<'a> Session<'a> {
                             .and_then(Value::as_str)
                             .and_then(|t| serde_json::from_str(t).ok())
                     })
-                    .ok_or("the search_capabilities result holds no JSON payload")?;
+                    .ok_or_else(|| answer("the result holds no JSON payload"))?;
                 let names = payload
                     .get("capabilities")
                     .and_then(Value::as_array)
-                    .ok_or("the search_capabilities payload has no `capabilities` array")?
+                    .ok_or_else(|| answer("the payload has no `capabilities` array"))?
                     .iter()
                     .filter_map(|c| c.get("name").and_then(Value::as_str).map(str::to_owned))
                     .collect();
@@ -340,18 +464,20 @@ impl<'a> Session<'a> {
                         Some(c) => json!({"cursor": c}),
                         None => json!({}),
                     };
-                    let (ex, r) = self.request("tools/list", params, auth).await?;
+                    let step = format!("tools/list {} (params {params})", who(auth));
+                    let answer = |why: &str| Miss::Answer(format!("{step}: {why}"));
+                    let (ex, r) = self.request("tools/list", params.clone(), auth).await?;
                     if ex.status >= 400 {
                         return Ok(Err(ex.status));
                     }
                     let result = r
                         .and_then(|r| r.get("result").cloned())
-                        .ok_or("tools/list was not answered with a result")?;
+                        .ok_or_else(|| answer("not answered with a result"))?;
                     names.extend(
                         result
                             .get("tools")
                             .and_then(Value::as_array)
-                            .ok_or("the tools/list result has no `tools` array")?
+                            .ok_or_else(|| answer("the result has no `tools` array"))?
                             .iter()
                             .filter_map(|t| {
                                 t.get("name").and_then(Value::as_str).map(str::to_owned)
@@ -370,7 +496,7 @@ impl<'a> Session<'a> {
         }
     }
 
-    async fn call(&mut self, auth: Auth<'_>, name: &str, args: &Value) -> Result<CallObs, String> {
+    async fn call(&mut self, auth: Auth<'_>, name: &str, args: &Value) -> Result<CallObs, Miss> {
         let params = match self.ctx.target.decl.catalogue {
             CatalogueForm::Meta => json!({"name": "execute_capability",
                 "arguments": {"name": name, "arguments": args}}),
@@ -413,12 +539,31 @@ impl<'a> Session<'a> {
         })
     }
 
-    async fn mint(&mut self, channel: &str) -> Result<String, String> {
+    /// A hook command line with its placeholders filled from the endpoint and `last`
+    /// appended (the channel or the token).
+    fn hook_spec(&self, line: &str, last: &str) -> Result<PeerSpec, String> {
+        let url = &self.ctx.target.url;
+        let words: Vec<String> = crate::transport::peer::split_words(line)?
+            .iter()
+            .map(|w| fill_endpoint(w, url))
+            .collect();
+        let Some((program, args)) = words.split_first() else {
+            return Err("the hook command is empty".into());
+        };
+        let mut spec = PeerSpec::new(program.clone(), args.to_vec());
+        spec.args.push(last.to_owned());
+        Ok(spec)
+    }
+
+    async fn mint(&mut self, channel: &str) -> Result<String, Miss> {
         let timeout = self.ctx.timing.message;
         let token = match &self.ctx.target.decl.hooks {
             Hooks::Admin(base) => {
-                let client = HttpClient::new(&format!("{}/mint", base.trim_end_matches('/')))
-                    .map_err(|e| e.to_string())?;
+                let to = format!("{}/mint", base.trim_end_matches('/'));
+                let step = format!("the mint hook (POST {to} for channel {channel})");
+                let client =
+                    HttpClient::new(&to).map_err(|e| Miss::Failed(format!("{step}: {e}")))?;
+                self.waiting(&step);
                 let deadline = tokio::time::Instant::now() + timeout;
                 let ex = client
                     .send(
@@ -426,47 +571,77 @@ impl<'a> Session<'a> {
                         deadline,
                     )
                     .await
-                    .map_err(|e| format!("mint hook: {e}"))?;
-                let v: Value = serde_json::from_slice(&ex.body)
-                    .map_err(|_| format!("mint hook: HTTP {} without a JSON body", ex.status))?;
+                    .map_err(|e| match e {
+                        HttpError::Timeout { .. } => Miss::Timeout(format!(
+                            "{step}: no complete answer within {} ms ({e})",
+                            timeout.as_millis()
+                        )),
+                        other => Miss::Failed(format!("{step}: {other}")),
+                    })?;
+                let v: Value = serde_json::from_slice(&ex.body).map_err(|_| {
+                    Miss::Failed(format!("{step}: HTTP {} without a JSON body", ex.status))
+                })?;
                 v.get("token")
                     .and_then(Value::as_str)
                     .map(str::to_owned)
-                    .ok_or_else(|| format!("mint hook: HTTP {} without `token`", ex.status))?
+                    .ok_or_else(|| {
+                        Miss::Failed(format!("{step}: HTTP {} without `token`", ex.status))
+                    })?
             }
             Hooks::Commands { mint, .. } => {
-                let mut spec = PeerSpec::from_command_line(mint)?;
-                spec.args.push(channel.to_owned());
-                crate::transport::peer::run_hook(&spec, timeout).await?
+                let spec = self.hook_spec(mint, channel).map_err(|e| {
+                    Miss::Failed(format!("the mint hook `{mint}` for channel {channel}: {e}"))
+                })?;
+                let step = format!("the mint hook `{}`", spec.display());
+                self.waiting(&step);
+                crate::transport::peer::run_hook(&spec, timeout)
+                    .await
+                    .map_err(|e| Miss::Failed(format!("{step}: {e}")))?
             }
         };
         if token.is_empty() {
-            return Err("the mint hook returned an empty token".into());
+            return Err(Miss::Failed(format!(
+                "the mint hook for channel {channel} returned an empty token"
+            )));
         }
         self.secrets.push(token.clone());
         self.note(format!("minted a token for channel {channel}: {token}"));
         Ok(token)
     }
 
-    async fn revoke(&mut self, token: &str) -> Result<(), String> {
+    async fn revoke(&mut self, token: &str) -> Result<(), Miss> {
         let timeout = self.ctx.timing.message;
         match &self.ctx.target.decl.hooks {
             Hooks::Admin(base) => {
-                let client = HttpClient::new(&format!("{}/revoke", base.trim_end_matches('/')))
-                    .map_err(|e| e.to_string())?;
+                let to = format!("{}/revoke", base.trim_end_matches('/'));
+                let step = format!("the revoke hook (POST {to} for {token})");
+                let client =
+                    HttpClient::new(&to).map_err(|e| Miss::Failed(format!("{step}: {e}")))?;
+                self.waiting(&step);
                 let deadline = tokio::time::Instant::now() + timeout;
                 let ex = client
                     .send(HttpRequest::post_json(&json!({"token": token})), deadline)
                     .await
-                    .map_err(|e| format!("revoke hook: {e}"))?;
+                    .map_err(|e| match e {
+                        HttpError::Timeout { .. } => Miss::Timeout(format!(
+                            "{step}: no complete answer within {} ms ({e})",
+                            timeout.as_millis()
+                        )),
+                        other => Miss::Failed(format!("{step}: {other}")),
+                    })?;
                 if ex.status >= 400 {
-                    return Err(format!("revoke hook: HTTP {}", ex.status));
+                    return Err(Miss::Failed(format!("{step}: HTTP {}", ex.status)));
                 }
             }
             Hooks::Commands { revoke, .. } => {
-                let mut spec = PeerSpec::from_command_line(revoke)?;
-                spec.args.push(token.to_owned());
-                crate::transport::peer::run_hook(&spec, timeout).await?;
+                let spec = self
+                    .hook_spec(revoke, token)
+                    .map_err(|e| Miss::Failed(format!("the revoke hook `{revoke}`: {e}")))?;
+                let step = format!("the revoke hook `{}`", spec.display());
+                self.waiting(&step);
+                crate::transport::peer::run_hook(&spec, timeout)
+                    .await
+                    .map_err(|e| Miss::Failed(format!("{step}: {e}")))?;
             }
         }
         self.note(format!("revoked {token}"));
@@ -479,6 +654,18 @@ impl<'a> Session<'a> {
 
     fn not_run(&self, message: impl Into<String>) -> Finding {
         Finding::not_run(self.redact(&message.into()), self.evidence.clone())
+    }
+
+    /// The finding of a step that gave no usable answer: a timeout when nothing came in
+    /// time, else not-run; the message names the step.
+    fn missed(&self, miss: Miss) -> Finding {
+        match miss {
+            Miss::Timeout(m) => Finding {
+                status: crate::engine::check::Status::Timeout(self.redact(&m)),
+                evidence: self.evidence.clone(),
+            },
+            Miss::Failed(m) | Miss::Answer(m) => self.not_run(m),
+        }
     }
 
     fn pass(&self) -> Finding {
@@ -502,11 +689,12 @@ fn channel(ctx: &FacadeCtx, tag: &str) -> String {
     )
 }
 
+/// A step's value, or the finding of its miss (a timeout, or not-run) returned.
 macro_rules! tri {
     ($s:expr, $e:expr) => {
         match $e {
             Ok(v) => v,
-            Err(e) => return $s.not_run(e),
+            Err(miss) => return $s.missed(miss),
         }
     };
 }
@@ -520,7 +708,7 @@ async fn session_with_token<'a>(
     let ch = channel(ctx, tag);
     match s.mint(&ch).await {
         Ok(t) => Ok((s, t, ch)),
-        Err(e) => Err(s.not_run(format!("the mint hook failed: {e}"))),
+        Err(m) => Err(s.missed(m)),
     }
 }
 
@@ -549,15 +737,46 @@ async fn live_session<'a>(
     let decl = &ctx.target.decl;
     let listing = match s.list(Some(&format!("Bearer {token}"))).await {
         Ok(l) => l,
-        Err(e) => return Err(s.not_run(e)),
+        Err(m) => return Err(s.missed(m)),
     };
     if !is_live_view(decl, &listing) {
         return Err(s.not_run(format!(
-            "a freshly minted token does not see `{}`, so its gating cannot be judged: check `session_tool` and the mint hook (facade.token-sees-session-tools shows what the token sees)",
-            decl.session_tool
+            "{} (a freshly minted token) does not show `{}`: {}; so its gating cannot be judged: check `session_tool` and the mint hook",
+            listing_step(decl, Some(&format!("Bearer {token}"))),
+            decl.session_tool,
+            seen(&listing)
         )));
     }
     Ok((s, token, ch))
+}
+
+/// The request that reads a catalogue, in a message.
+fn listing_step(decl: &FacadeDecl, auth: Auth<'_>) -> String {
+    let method = match decl.catalogue {
+        CatalogueForm::Meta => "search_capabilities",
+        CatalogueForm::Direct => "tools/list",
+    };
+    format!("{method} {}", who(auth))
+}
+
+/// What a listing showed, in a message: the names (clipped) or the refusal status.
+fn seen(listing: &Result<Vec<String>, u16>) -> String {
+    match listing {
+        Ok(names) if names.is_empty() => "it lists no name".into(),
+        Ok(names) => clip_to(
+            &format!(
+                "it lists {} name(s): {}",
+                names.len(),
+                names
+                    .iter()
+                    .map(|n| format!("`{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            300,
+        ),
+        Err(status) => format!("it was refused with HTTP {status}"),
+    }
 }
 
 /// Whether a listing is the anonymous view: no session-only name, or 401 where declared.
@@ -576,16 +795,22 @@ fn is_live_view(decl: &FacadeDecl, listing: &Result<Vec<String>, u16>) -> bool {
 
 /// A listing once the session is open: a catalogue or a refusal status, or a violation
 /// (an answer that is neither: a JSON-RPC error, an `isError` result, a payload that is not
-/// a catalogue; rule 3 says bad credentials get the anonymous view, never an error).
+/// a catalogue; rule 3 says bad credentials get the anonymous view, never an error). No
+/// answer in time is a timeout, a failed exchange not-run.
 macro_rules! listing {
     ($s:expr, $e:expr, $what:expr) => {
         match $e {
             Ok(v) => v,
-            Err(e) => return $s.fail(format!("{}: {e}", $what)),
+            Err(Miss::Answer(e)) => return $s.fail(format!("{}: {e}", $what)),
+            Err(miss) => return $s.missed(miss),
         }
     };
 }
 
+// After the macros, which it uses.
+mod audit;
+pub use audit::encodings;
+use audit::{audit_plaintext, audit_shape, preflight};
 async fn anonymous_hides(ctx: &FacadeCtx) -> Finding {
     let (mut s, _, _) = match live_session(ctx, "hides").await {
         Ok(x) => x,
@@ -775,8 +1000,10 @@ async fn revoked(ctx: &FacadeCtx) -> Finding {
     let before = tri!(s, s.list(Some(&auth)).await);
     if !is_live_view(decl, &before) {
         return s.not_run(format!(
-            "a fresh token does not see `{}`, so revocation cannot be judged (see facade.token-sees-session-tools)",
-            decl.session_tool
+            "{} (a fresh token, before the revoke hook) does not show `{}`: {}; so revocation cannot be judged (see facade.token-sees-session-tools)",
+            listing_step(decl, Some(&auth)),
+            decl.session_tool,
+            seen(&before)
         ));
     }
     tri!(s, s.revoke(&token).await);
@@ -882,341 +1109,9 @@ async fn naming(ctx: &FacadeCtx) -> Finding {
     }
 }
 
-/// Most bytes of an audit log read per look: 16 MiB (what the case's own calls wrote).
-const AUDIT_READ_CAP: u64 = 16 * 1024 * 1024;
-
-/// The audit log's length now, where a case's own lines will start. A path that is not a
-/// regular file is an error (a FIFO or device would block or never end).
-async fn audit_len(path: &std::path::Path) -> Result<u64, String> {
-    let meta = tokio::fs::metadata(path)
-        .await
-        .map_err(|e| format!("cannot read the audit log {}: {e}", path.display()))?;
-    if !meta.is_file() {
-        return Err(format!(
-            "the audit log {} is not a regular file",
-            path.display()
-        ));
-    }
-    Ok(meta.len())
-}
-
-/// The audit lines written since byte `from` whose `channel` member is `channel`, parsed
-/// (unparsable lines are skipped), and the text read. Reads at most [`AUDIT_READ_CAP`]
-/// bytes, off the async threads.
-async fn audit_lines(
-    path: &std::path::Path,
-    channel: &str,
-    from: u64,
-) -> Result<(Vec<Value>, String), String> {
-    use std::io::{Read, Seek, SeekFrom};
-    audit_len(path).await?;
-    let owned = path.to_path_buf();
-    let bytes = tokio::task::spawn_blocking(move || -> std::io::Result<Vec<u8>> {
-        let mut f = std::fs::File::open(&owned)?;
-        f.seek(SeekFrom::Start(from))?;
-        let mut buf = Vec::new();
-        f.take(AUDIT_READ_CAP).read_to_end(&mut buf)?;
-        Ok(buf)
-    })
-    .await
-    .map_err(|e| format!("reading the audit log failed: {e}"))?
-    .map_err(|e| format!("cannot read the audit log {}: {e}", path.display()))?;
-    let text = String::from_utf8_lossy(&bytes).into_owned();
-    let lines = text
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|v| v.get("channel").and_then(Value::as_str) == Some(channel))
-        .collect();
-    Ok((lines, text))
-}
-
-/// Polls the audit log from `from` until `want` lines of `channel` appear (up to about a
-/// second), returning what was found.
-async fn await_audit_lines(
-    path: &std::path::Path,
-    channel: &str,
-    from: u64,
-    want: usize,
-) -> Result<(Vec<Value>, String), String> {
-    let mut found = (Vec::new(), String::new());
-    for _ in 0..40 {
-        found = audit_lines(path, channel, from).await?;
-        if found.0.len() >= want {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    Ok(found)
-}
-
-async fn preflight(ctx: &FacadeCtx) -> Finding {
-    let (mut s, token, ch) = match live_session(ctx, "preflight").await {
-        Ok(x) => x,
-        Err(f) => return f,
-    };
-    let decl = &ctx.target.decl;
-    let from = match &decl.audit_log {
-        Some(p) => Some(tri!(s, audit_len(p).await)),
-        None => None,
-    };
-    let obs = tri!(
-        s,
-        s.call(
-            Some(&format!("Bearer {token}")),
-            &decl.session_tool,
-            &decl.invalid_arguments
-        )
-        .await
-    );
-    if !obs.failed() {
-        return s.fail(format!(
-            "a call of `{}` with schema-invalid arguments {} was not refused",
-            decl.session_tool, decl.invalid_arguments
-        ));
-    }
-    let message = obs
-        .error
-        .as_ref()
-        .map(|e| e.1.clone())
-        .unwrap_or(obs.text.clone());
-    if !message.contains(&decl.session_tool) {
-        return s.fail(format!(
-            "the refusal does not name the capability `{}`: {}",
-            decl.session_tool,
-            clip(&message)
-        ));
-    }
-    if let (Some(path), Some(from)) = (&decl.audit_log, from) {
-        // A valid call on the same channel is the barrier: once its lines are in the log,
-        // any line of the invalid call would be too.
-        let valid = tri!(
-            s,
-            s.call(
-                Some(&format!("Bearer {token}")),
-                &decl.session_tool,
-                &decl.session_arguments
-            )
-            .await
-        );
-        if valid.failed() {
-            return s.not_run(
-                "the valid call after the refused one failed, so the audit log cannot be judged",
-            );
-        }
-        let (lines, _) = tri!(s, await_audit_lines(path, &ch, from, 2).await);
-        let entries = lines.iter().filter(|l| l.get("is_error").is_none()).count();
-        for l in &lines {
-            s.note(format!("audit: {l}"));
-        }
-        if entries == 0 {
-            return s.not_run("the valid call wrote no audit entry line for its channel, so the log cannot show whether the refused call reached the source");
-        }
-        if entries > 1 {
-            return s.fail(
-                "the schema-invalid call reached the source: the audit log has an entry line for it beside the valid call's",
-            );
-        }
-    }
-    s.pass()
-}
-
-/// Makes the session tool's valid arguments, with the canary in the canary argument.
-fn canary_arguments(decl: &FacadeDecl, canary: &str) -> Value {
-    let mut args = decl.session_arguments.clone();
-    if let (Some(name), Some(obj)) = (&decl.canary_argument, args.as_object_mut()) {
-        obj.insert(name.clone(), Value::from(canary));
-    }
-    args
-}
-
-fn hex_sha256(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-/// One audited call on a fresh channel: the session, the token, the arguments sent, the
-/// audit lines of the channel and the whole log text.
-async fn audited_call<'a>(
-    ctx: &'a FacadeCtx,
-    tag: &str,
-    canary: &str,
-) -> Result<(Session<'a>, String, Value, Vec<Value>, String), Finding> {
-    let decl = &ctx.target.decl;
-    let Some(path) = decl.audit_log.clone() else {
-        return Err(Finding::skip(
-            "the target declares no audit log ([facade] audit_log)",
-        ));
-    };
-    let (mut s, token, ch) = session_with_token(ctx, tag).await?;
-    let from = match audit_len(&path).await {
-        Ok(n) => n,
-        Err(e) => return Err(s.not_run(e)),
-    };
-    let args = canary_arguments(decl, canary);
-    let obs = match s
-        .call(Some(&format!("Bearer {token}")), &decl.session_tool, &args)
-        .await
-    {
-        Ok(o) => o,
-        Err(e) => return Err(s.not_run(e)),
-    };
-    if obs.failed() {
-        return Err(s.not_run(format!(
-            "the audited call of `{}` failed, so its audit lines cannot be judged",
-            decl.session_tool
-        )));
-    }
-    // The exit line may be written just after the response.
-    let found = match await_audit_lines(&path, &ch, from, 2).await {
-        Ok(x) => x,
-        Err(e) => return Err(s.not_run(e)),
-    };
-    Ok((s, token, args, found.0, found.1))
-}
-
-async fn audit_shape(ctx: &FacadeCtx) -> Finding {
-    let decl = &ctx.target.decl;
-    let (mut s, _, args, lines, _) = match audited_call(ctx, "audit", "parity-audit-value").await {
-        Ok(x) => x,
-        Err(f) => return f,
-    };
-    for l in &lines {
-        s.note(format!("audit: {l}"));
-    }
-    let compact = serde_json::to_vec(&args).unwrap_or_default();
-    let expected_hash = hex_sha256(&compact);
-    let entries: Vec<&Value> = lines
-        .iter()
-        .filter(|l| l.get("is_error").is_none())
-        .collect();
-    let exits: Vec<&Value> = lines
-        .iter()
-        .filter(|l| l.get("is_error").is_some())
-        .collect();
-    let mut problems = Vec::new();
-    if entries.len() != 1 {
-        problems.push(format!(
-            "{} entry lines for the call (expected 1)",
-            entries.len()
-        ));
-    }
-    if exits.len() != 1 {
-        problems.push(format!(
-            "{} exit lines with `is_error` for the call (expected 1)",
-            exits.len()
-        ));
-    }
-    let bare = decl
-        .session_tool
-        .rsplit([':', '.'])
-        .next()
-        .unwrap_or(&decl.session_tool);
-    for l in entries.iter().chain(exits.iter()) {
-        for key in ["provider", "tool", "channel", "args_sha256"] {
-            if l.get(key).and_then(Value::as_str).is_none() {
-                problems.push(format!("a line lacks the string `{key}`"));
-            }
-        }
-        if let Some(t) = l.get("tool").and_then(Value::as_str) {
-            if t != bare {
-                problems.push(format!("`tool` is {t:?}, not the bare name {bare:?}"));
-            }
-        }
-        if let Some(h) = l.get("args_sha256").and_then(Value::as_str) {
-            if h != expected_hash {
-                problems.push(format!(
-                    "`args_sha256` is {h:?}; the SHA-256 of the compact arguments {} is {expected_hash:?}",
-                    String::from_utf8_lossy(&compact)
-                ));
-            }
-        }
-    }
-    for l in &exits {
-        if !l.get("is_error").is_some_and(Value::is_boolean) {
-            problems.push("`is_error` of the exit line is not a boolean".into());
-        }
-    }
-    problems.dedup();
-    if problems.is_empty() {
-        s.pass()
-    } else {
-        s.fail(problems.join("; "))
-    }
-}
-
-/// The encodings a secret may hide in: raw, URL-encoded, base64 at each of three
-/// alignments (standard and URL-safe alphabets).
-pub fn encodings(secret: &str) -> Vec<String> {
-    use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
-    use base64::Engine as _;
-    let mut v = vec![secret.to_owned()];
-    let url: String = secret
-        .bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
-                (b as char).to_string()
-            } else {
-                format!("%{b:02X}")
-            }
-        })
-        .collect();
-    v.push(url);
-    for pad in 0..3 {
-        let mut bytes = vec![b'a'; pad];
-        bytes.extend_from_slice(secret.as_bytes());
-        for engine in [&STANDARD_NO_PAD, &URL_SAFE_NO_PAD] {
-            let enc = engine.encode(&bytes);
-            // Skip the characters that depend on the prefix and on the end.
-            let skip = (pad * 4).div_ceil(3);
-            let core: String = enc.chars().skip(skip).collect();
-            let keep = core.len().saturating_sub(3);
-            if keep >= 8 {
-                v.push(core[..keep].to_owned());
-            }
-        }
-    }
-    v.sort();
-    v.dedup();
-    v
-}
-
-async fn audit_plaintext(ctx: &FacadeCtx) -> Finding {
-    let decl = &ctx.target.decl;
-    let canary = format!("parity-canary-{}", &channel(ctx, "c")[14..]);
-    let (mut s, token, _, lines, text) = match audited_call(ctx, "plain", &canary).await {
-        Ok(x) => x,
-        Err(f) => return f,
-    };
-    for l in &lines {
-        s.note(format!("audit: {l}"));
-    }
-    let mut secrets: Vec<(&str, String)> = Vec::new();
-    if decl.canary_argument.is_some() {
-        secrets.push(("the argument canary", canary.clone()));
-    }
-    secrets.push(("the bearer token", token.clone()));
-    let mut found = Vec::new();
-    for (what, secret) in &secrets {
-        if encodings(secret).iter().any(|e| text.contains(e.as_str())) {
-            found.push(*what);
-        }
-    }
-    if found.is_empty() {
-        if decl.canary_argument.is_none() {
-            return Finding::advisory(
-                "the token is absent from the audit log, but no canary_argument is declared, so plaintext arguments could not be looked for",
-                s.evidence.clone(),
-            );
-        }
-        s.pass()
-    } else {
-        s.fail(format!("the audit log contains {}", found.join(" and ")))
-    }
-}
-
-pub use crate::engine::http_surface::{reference_http_spec, start, FacadeSource, Started};
+pub use crate::engine::http_surface::{
+    open, reference_http_spec, start, start_printing, FacadeSource, StartLine, Started,
+};
 
 /// Runs the facade profile: every check of [`catalogue`] selected by `opts`, as cases
 /// `check@facade#2025-11-25`, `opts.jobs` at a time. A facade that cannot be reached (no
@@ -1246,6 +1141,7 @@ pub async fn run_facade(
         target: target.clone(),
         timing: opts.timing,
         case_id: "facade-probe".into(),
+        trail: Default::default(),
     };
     match Session::open(&probe).await {
         Ok(_) => {
@@ -1282,17 +1178,13 @@ pub async fn run_facade(
                             target: target.clone(),
                             timing,
                             case_id: id.clone(),
+                            trail: Default::default(),
                         };
                         async move {
                             let t0 = Instant::now();
                             let finding = match tokio::time::timeout(timing.case, f(&ctx)).await {
                                 Ok(finding) => finding,
-                                Err(_) => Finding {
-                                    status: crate::engine::check::Status::Timeout(
-                                        "the case ran past its deadline".into(),
-                                    ),
-                                    evidence: Vec::new(),
-                                },
+                                Err(_) => case_timeout(&ctx),
                             };
                             to_result(
                                 BINDING,
@@ -1329,6 +1221,27 @@ pub async fn run_facade(
     report
 }
 
+/// The finding of a case that ran past its deadline: a timeout naming the step it was
+/// waiting for, with the evidence so far.
+fn case_timeout(ctx: &FacadeCtx) -> Finding {
+    let (step, evidence) = match ctx.trail.lock() {
+        Ok(t) => (t.step.clone(), t.evidence.clone()),
+        Err(_) => (String::new(), Vec::new()),
+    };
+    let waiting = if step.is_empty() {
+        "before its first request".to_owned()
+    } else {
+        format!("while waiting for {step}")
+    };
+    Finding {
+        status: crate::engine::check::Status::Timeout(format!(
+            "the case ran past its deadline ({} ms) {waiting}",
+            ctx.timing.case.as_millis()
+        )),
+        evidence,
+    }
+}
+
 /// The facade checks' declarations for `parity reference facade` started with
 /// [`reference_args`] in `form`, auditing to `audit_log`.
 pub fn reference_decl(form: CatalogueForm, audit_log: PathBuf) -> FacadeDecl {
@@ -1356,9 +1269,15 @@ pub fn reference_decl(form: CatalogueForm, audit_log: PathBuf) -> FacadeDecl {
         remint: Remint::Coexist,
         session_tool: "echo_channel".into(),
         session_arguments: json!({"x": 7}),
+        preflight_tool: "echo_channel".into(),
         invalid_arguments: json!({"x": "seven"}),
-        canary_argument: Some("note".into()),
+        canary: Some(Canary {
+            tool: "echo_channel".into(),
+            argument: "note".into(),
+            arguments: json!({"x": 7}),
+        }),
         audit_log: Some(audit_log),
+        audit: AuditShape::default(),
         topology: Some(Topology { anonymous, session }),
     }
 }
@@ -1386,6 +1305,54 @@ pub fn reference_args(exe: &str, form: CatalogueForm, audit_log: &std::path::Pat
             CatalogueForm::Direct => "direct".into(),
         },
     ]
+}
+
+/// The target file of benign facade `facade-one-line-audit` (`parity fake-facade
+/// facade-one-line-audit`), as docs/facade.md shows it: its commands begin with `parity` and
+/// its audit log is `/tmp/gateway-audit.log` ([`benign_target`] substitutes both).
+pub const ONE_LINE_AUDIT_TARGET: &str = r#"version = 1
+name = "one-line-audit gateway"
+profiles = ["facade"]
+
+[surfaces.http]
+command = "parity fake-facade facade-one-line-audit --admin --audit-log /tmp/gateway-audit.log"
+prints = "port"                       # its first stdout line is a port: http://127.0.0.1:<port>/mcp
+
+[facade]
+mint_command = "parity fake-facade-admin --port {port} mint"   # + the channel; prints the token
+revoke_command = "parity fake-facade-admin --url {url} revoke" # + the token
+session_tool = "whoami"               # session-bound; its schema accepts any object
+preflight_tool = "write_file"         # so pre-flight is judged on a tool whose schema rejects something
+preflight_invalid_arguments = { path = 7, content = "x" }
+canary_argument = "write_file.content"    # whoami takes no string: the canary goes to write_file
+canary_arguments = { path = "parity-canary.txt" }
+audit_log = "/tmp/gateway-audit.log"
+
+[facade.audit]                        # one tracing-style JSON line per call, after the source returns
+lines = "one"
+provider = "/fields/source"
+tool = "/fields/capability"
+channel = "/fields/session"
+hash = "/fields/digest"
+is_error = "/fields/failed"
+
+[facade.topology]
+anonymous = ["read_file", "write_file", "list_dir", "exec", "status", "retry"]
+session = ["read_file", "write_file", "list_dir", "exec", "status", "retry", "whoami"]
+"#;
+
+/// The target file of benign facade `name` with its commands starting `exe` (shell-quoted)
+/// and its audit log at `audit`; `None` for a name without one.
+pub fn benign_target(name: &str, exe: &str, audit: &std::path::Path) -> Option<String> {
+    let text = match name {
+        "facade-one-line-audit" => ONE_LINE_AUDIT_TARGET,
+        _ => return None,
+    };
+    let exe = crate::engine::target::shell_quote(exe);
+    Some(
+        text.replace("= \"parity ", &format!("= \"{exe} "))
+            .replace("/tmp/gateway-audit.log", &audit.to_string_lossy()),
+    )
 }
 
 /// The admin hook base of a facade URL: its origin plus `/admin`.
@@ -1427,4 +1394,95 @@ pub async fn run_reference(
     started.peer.shutdown(opts.timing.grace).await;
     drop(dir);
     Ok(report)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steps_name_the_call_its_arguments_and_its_credentials() {
+        let call = json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{
+            "name":"execute_capability","arguments":{"name":"echo_channel","arguments":{"x":7}}}});
+        assert_eq!(
+            describe(&call, Some("Bearer tok")),
+            "execute_capability: the call of `echo_channel` with arguments {\"x\":7} with Authorization `Bearer tok`"
+        );
+        let direct = json!({"method":"tools/call","params":{"name":"whoami"}});
+        assert_eq!(
+            describe(&direct, None),
+            "tools/call: the call of `whoami` with arguments {} anonymously"
+        );
+        let search = json!({"method":"tools/call","params":{"name":"search_capabilities"}});
+        assert_eq!(
+            describe(&search, Some("")),
+            "search_capabilities with an empty Authorization value"
+        );
+        assert_eq!(
+            describe(&json!({"method":"initialize"}), None),
+            "initialize anonymously"
+        );
+        assert_eq!(seen(&Err(401)), "it was refused with HTTP 401");
+        assert_eq!(
+            seen(&Ok(vec!["a".into(), "b".into()])),
+            "it lists 2 name(s): `a`, `b`"
+        );
+    }
+
+    fn ctx(url: &str) -> FacadeCtx {
+        let mut decl = reference_decl(CatalogueForm::Meta, PathBuf::from("/nonexistent"));
+        decl.hooks = Hooks::Commands {
+            mint: "gwctl --port {port} --host {host} mint".into(),
+            revoke: "gwctl --url {url} revoke".into(),
+        };
+        FacadeCtx {
+            target: Arc::new(FacadeTarget {
+                name: "t".into(),
+                url: url.into(),
+                decl,
+            }),
+            timing: Timing::scaled(0.1),
+            case_id: "c".into(),
+            trail: Default::default(),
+        }
+    }
+
+    #[test]
+    fn hook_commands_get_the_endpoint_and_their_last_argument() {
+        let cx = ctx("http://127.0.0.1:4123/rpc");
+        let s = Session {
+            ctx: &cx,
+            http: HttpClient::new(&cx.target.url).unwrap(),
+            session_id: None,
+            evidence: Vec::new(),
+            secrets: vec!["tok".into()],
+            next_id: 1,
+        };
+        let spec = s
+            .hook_spec("gwctl --port {port} --host {host} mint", "chan")
+            .unwrap();
+        assert_eq!(spec.program, "gwctl");
+        assert_eq!(
+            spec.args,
+            ["--port", "4123", "--host", "127.0.0.1", "mint", "chan"]
+        );
+        let spec = s.hook_spec("gwctl --url {url} revoke", "tok").unwrap();
+        assert_eq!(
+            spec.args,
+            ["--url", "http://127.0.0.1:4123/rpc", "revoke", "tok"]
+        );
+        // A timeout names the step the case was waiting for, with the token redacted.
+        s.waiting("the revoke hook `gwctl revoke tok`");
+        let f = case_timeout(&cx);
+        match f.status {
+            crate::engine::check::Status::Timeout(m) => {
+                assert!(
+                    m.ends_with("while waiting for the revoke hook `gwctl revoke [TOKEN]`"),
+                    "{m}"
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 }

@@ -1,10 +1,10 @@
 //! The `facade` profile in the registry: the session-gating checks at `facade#2025-11-25`.
 
 use crate::engine::check::Check;
-use crate::engine::http_surface::{start, FacadeSource};
+use crate::engine::http_surface::open;
 use crate::engine::profile::{at, needs, BoxRun, Profile, ProfileRun, RunRequest};
 use crate::engine::run::{RunOptions, RunReport};
-use crate::engine::selftest::{SelftestContext, SelftestRun};
+use crate::engine::selftest::{SelftestContext, SelftestRole, SelftestRun};
 use crate::engine::target::Target;
 
 /// The `facade` profile: a session-gating facade over Streamable HTTP.
@@ -57,18 +57,47 @@ impl Profile for FacadeProfile {
         let faults = parity_fakes::facade_catalogue()
             .into_iter()
             .map(|f| (f.name, f.checks));
-        cx.reference_and_faults("reference facade", faults, |fault, o| async move {
+        let mut runs = cx.reference_and_faults("reference facade", faults, |fault, o| async move {
             super::run_reference(fault, super::CatalogueForm::Meta, &o?)
                 .await
                 .ok()
-        })
+        });
+        // Each benign facade, started and declared by its target file as a user would.
+        for b in parity_fakes::facade_benign_catalogue() {
+            let (o, exe) = (cx.options(b.passes), cx.exe.clone());
+            runs.push(SelftestRun::one(SelftestRole::Benign, b.name, async move {
+                run_benign(b.name, &exe, &o?).await.ok()
+            }));
+        }
+        runs
     }
 }
 
-/// The facade profile of a run: the bundled reference facade, a facade at a URL, or one
-/// parity starts from `[surfaces.http] command` (shut down afterwards).
+/// Runs the facade profile against benign facade `name` as its target file
+/// ([`super::benign_target`]) declares it, with the audit log in a temporary directory.
 ///
-/// Errors: the facade command could not start or printed no URL.
+/// Errors: no target file for `name`, or the temporary directory cannot be made; a target
+/// that does not load, or a facade that does not start, is the error's text.
+pub async fn run_benign(name: &str, exe: &str, opts: &RunOptions) -> Result<RunReport, String> {
+    let dir = tempfile::Builder::new()
+        .prefix("parity-facade-benign-")
+        .tempdir()
+        .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
+    let audit = dir.path().join("audit.log");
+    let text = super::benign_target(name, exe, &audit)
+        .ok_or_else(|| format!("no target file for the benign facade {name}"))?;
+    let file = format!("{name}.toml");
+    let target = crate::engine::target::parse(&file, &text).map_err(|e| e.to_string())?;
+    let report = run_profile(&target, opts).await;
+    drop(dir);
+    report
+}
+
+/// The facade profile of a run: the bundled reference facade, a facade at a URL, or one
+/// parity starts from `[surfaces.http] command` (its endpoint from the URL or the port it
+/// prints first; shut down afterwards).
+///
+/// Errors: the facade command could not start or printed no usable endpoint.
 async fn run_profile(target: &Target, opts: &RunOptions) -> Result<RunReport, String> {
     if let Some(form) = target.reference_facade {
         return super::run_reference(None, form, opts).await;
@@ -76,13 +105,10 @@ async fn run_profile(target: &Target, opts: &RunOptions) -> Result<RunReport, St
     let (Some(http), Some(decl)) = (&target.http, &target.facade) else {
         return Err("the target has no [surfaces.http] with [facade]".into());
     };
-    match &http.source {
-        FacadeSource::Url(url) => Ok(super::run_facade(&target.name, url, decl, opts).await),
-        FacadeSource::Command(spec) => {
-            let mut started = start(spec, opts.timing.case).await?;
-            let r = super::run_facade(&target.name, &started.url, decl, opts).await;
-            started.peer.shutdown(opts.timing.grace).await;
-            Ok(r)
-        }
+    let (url, mut started) = open(&http.source, opts.timing.case).await?;
+    let r = super::run_facade(&target.name, &url, decl, opts).await;
+    if let Some(s) = started.as_mut() {
+        s.peer.shutdown(opts.timing.grace).await;
     }
+    Ok(r)
 }

@@ -2,7 +2,7 @@
 //! HTTP transport's own, at `mcp-http`.
 
 use crate::engine::check::{Check, McpTarget, HTTP_BINDING};
-use crate::engine::http_surface::{reference_http_spec, start, FacadeSource};
+use crate::engine::http_surface::{open, reference_http_spec, FacadeSource};
 use crate::engine::profile::{needs, BoxRun, Profile, ProfileRun, RunRequest};
 use crate::engine::run::{EraSel, RunOptions, RunReport};
 use crate::engine::selftest::{SelftestContext, SelftestRole, SelftestRun};
@@ -168,13 +168,7 @@ pub async fn run_mcp_http_declared(
     line_cap: usize,
     decl: &Target,
 ) -> Result<RunReport, String> {
-    let (url, mut started) = match source {
-        FacadeSource::Url(u) => (u, None),
-        FacadeSource::Command(spec) => {
-            let s = start(&spec, opts.timing.case).await?;
-            (s.url.clone(), Some(s))
-        }
-    };
+    let (url, mut started) = open(&source, opts.timing.case).await?;
     let mut spec = PeerSpec::new(url.clone(), Vec::new());
     spec.line_cap = line_cap;
     let mut t = McpTarget::new(name, spec);
