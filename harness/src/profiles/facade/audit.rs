@@ -441,42 +441,6 @@ pub(super) async fn audit_shape(ctx: &FacadeCtx) -> Finding {
     }
 }
 
-/// The encodings a secret may hide in: raw, URL-encoded, base64 at each of three
-/// alignments (standard and URL-safe alphabets).
-pub fn encodings(secret: &str) -> Vec<String> {
-    use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
-    use base64::Engine as _;
-    let mut v = vec![secret.to_owned()];
-    let url: String = secret
-        .bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
-                (b as char).to_string()
-            } else {
-                format!("%{b:02X}")
-            }
-        })
-        .collect();
-    v.push(url);
-    for pad in 0..3 {
-        let mut bytes = vec![b'a'; pad];
-        bytes.extend_from_slice(secret.as_bytes());
-        for engine in [&STANDARD_NO_PAD, &URL_SAFE_NO_PAD] {
-            let enc = engine.encode(&bytes);
-            // Skip the characters that depend on the prefix and on the end.
-            let skip = (pad * 4).div_ceil(3);
-            let core: String = enc.chars().skip(skip).collect();
-            let keep = core.len().saturating_sub(3);
-            if keep >= 8 {
-                v.push(core[..keep].to_owned());
-            }
-        }
-    }
-    v.sort();
-    v.dedup();
-    v
-}
-
 /// `facade.audit-no-plaintext` (seed rule 35).
 pub(super) async fn audit_plaintext(ctx: &FacadeCtx) -> Finding {
     let decl = &ctx.target.decl;
@@ -504,9 +468,11 @@ pub(super) async fn audit_plaintext(ctx: &FacadeCtx) -> Finding {
     secrets.push(("the bearer token", token.clone()));
     let mut found = Vec::new();
     for (what, secret) in &secrets {
-        if encodings(secret)
+        // Raw, URL-encoded and base64 at every alignment: the forms the hygiene probe and the
+        // redactor search for (`crate::base::secret::patterns`).
+        if crate::base::secret::patterns(secret)
             .iter()
-            .any(|e| read.text.contains(e.as_str()))
+            .any(|(_, e)| read.text.contains(e.as_str()))
         {
             found.push(*what);
         }

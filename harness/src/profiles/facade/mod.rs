@@ -809,7 +809,6 @@ macro_rules! listing {
 
 // After the macros, which it uses.
 mod audit;
-pub use audit::encodings;
 use audit::{audit_plaintext, audit_shape, preflight};
 async fn anonymous_hides(ctx: &FacadeCtx) -> Finding {
     let (mut s, _, _) = match live_session(ctx, "hides").await {
