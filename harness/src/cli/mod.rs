@@ -1018,8 +1018,11 @@ fn run_target(args: &RunArgs) -> Result<crate::engine::target::Target, String> {
                 "--url: {url:?} is not an http:// URL (parity talks to loopback endpoints without TLS)"
             ));
         }
+        // The file's result declarations stay with its HTTP surface, as `--mcp` keeps them.
+        let rules = target.http.take().map(|h| h.rules).unwrap_or_default();
         target.http = Some(crate::engine::target::HttpSurface {
             source: crate::engine::http_surface::FacadeSource::Url(url.clone()),
+            rules,
         });
         target.reference_facade = None;
     }

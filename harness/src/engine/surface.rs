@@ -334,7 +334,7 @@ pub async fn surfaces_of(
     // catalogue, the reference dispatcher as its host-level source; a fresh facade per
     // surface session), or the target's HTTP surface.
     let http = match (&target.http, target.reference_facade) {
-        (Some(h), _) => Some((h.source.clone(), McpRules::default())),
+        (Some(h), _) => Some((h.source.clone(), h.rules.clone())),
         (None, Some(_)) => {
             let exe = std::env::current_exe()
                 .map(|p| p.to_string_lossy().into_owned())

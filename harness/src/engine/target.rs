@@ -47,8 +47,8 @@
 //! Every table is closed: an unknown key, a wrong type, an invalid JSON pointer or an unknown
 //! profile is a [`TargetError`] naming the file, line, column and key.
 //!
-//! Size (1747 lines): the target file v1: every table's raw form, its validation with located
-//! errors and the loaded form; about 380 lines are unit tests. Each profile's tables move to its
+//! Size (2528 lines): the target file v1: every table's raw form, its validation with located
+//! errors and the loaded form; about 540 lines are unit tests. Each profile's tables move to its
 //! profile when it declares the tables it reads (docs/architecture.md §The profile registry).
 
 use crate::engine::outcome::{valid_pointer, AcpRules, ClassRule, KindMap, McpRules};
@@ -224,9 +224,9 @@ struct RawHygiene {
     #[serde(default)]
     env: BTreeMap<String, String>,
     #[serde(default)]
-    file_vars: Vec<String>,
-    legacy: Option<Vec<String>>,
-    stale_file_vars: Option<Vec<String>>,
+    file_vars: Vec<Spanned<String>>,
+    legacy: Option<Vec<Spanned<String>>>,
+    stale_file_vars: Option<Vec<Spanned<String>>>,
     rotation: Option<Spanned<String>>,
     rotation_line: Option<Spanned<String>>,
     rotation_signal: Option<Spanned<String>>,
@@ -415,6 +415,12 @@ struct RawHttp {
     command: Option<Spanned<String>>,
     prints: Option<Spanned<String>>,
     path: Option<Spanned<String>>,
+    #[serde(default)]
+    outcome: RawMcpOutcome,
+    #[serde(default)]
+    errors: BTreeMap<Spanned<String>, String>,
+    #[serde(default)]
+    classes: Vec<RawClass>,
 }
 
 #[derive(Deserialize, Default)]
@@ -480,6 +486,9 @@ impl AcpSurface {
 pub struct HttpSurface {
     /// Where the endpoint comes from.
     pub source: crate::engine::http_surface::FacadeSource,
+    /// Outcome extraction for its `tools/call` results (`[surfaces.http.outcome]`, `errors`,
+    /// `classes`: the keys of `[surfaces.mcp]`), read by equivalence.
+    pub rules: McpRules,
 }
 
 /// Equivalence settings.
@@ -759,6 +768,27 @@ pub fn parse(file: &str, text: &str) -> Result<Target, TargetError> {
             })
             .collect()
     };
+    // The outcome rules of an MCP surface (`[surfaces.mcp]` or `[surfaces.http]`): its
+    // `outcome` table, `errors` and `classes`, errors named under `table`.
+    let mcp_rules = |o: &RawMcpOutcome,
+                     errors: &BTreeMap<Spanned<String>, String>,
+                     class_rules: &[RawClass],
+                     table: &str|
+     -> Result<McpRules, TargetError> {
+        let d = McpRules::default();
+        let at = |s: &Option<Spanned<String>>, key: &str, default: String| match s {
+            Some(s) => pointer(s, &format!("{table}.outcome.{key}")),
+            None => Ok(default),
+        };
+        Ok(McpRules {
+            structured: at(&o.structured, "structured", d.structured)?,
+            text: at(&o.text, "text", d.text)?,
+            is_error: at(&o.is_error, "is_error", d.is_error)?,
+            errors: codes(errors, &format!("{table}.errors"))?,
+            classes: classes(class_rules, &format!("{table}.classes"))?,
+            kinds: kind_map(&o.kinds(), &format!("{table}.outcome"), &pointer, &err_at)?,
+        })
+    };
     let mut target = Target {
         name: raw.name.clone().unwrap_or_else(|| file.to_string()),
         message_ms: positive(&raw.timeouts.message_ms, "timeouts.message_ms")?,
@@ -861,7 +891,10 @@ pub fn parse(file: &str, text: &str) -> Result<Target, TargetError> {
                 ))
             }
         };
-        target.http = Some(HttpSurface { source });
+        target.http = Some(HttpSurface {
+            source,
+            rules: mcp_rules(&h.outcome, &h.errors, &h.classes, "surfaces.http")?,
+        });
     }
     if let Some(f) = &raw.facade {
         target.facade = Some(facade_decl(f, &err_at)?);
@@ -890,29 +923,11 @@ pub fn parse(file: &str, text: &str) -> Result<Target, TargetError> {
                 ))
             }
         };
-        let d = McpRules::default();
-        let o = &m.outcome;
         target.mcp = Some(McpSurface {
             command: command(&m.command, "surfaces.mcp.command")?,
             eras,
             reference: m.reference,
-            rules: McpRules {
-                structured: match &o.structured {
-                    Some(s) => pointer(s, "surfaces.mcp.outcome.structured")?,
-                    None => d.structured,
-                },
-                text: match &o.text {
-                    Some(s) => pointer(s, "surfaces.mcp.outcome.text")?,
-                    None => d.text,
-                },
-                is_error: match &o.is_error {
-                    Some(s) => pointer(s, "surfaces.mcp.outcome.is_error")?,
-                    None => d.is_error,
-                },
-                errors: codes(&m.errors, "surfaces.mcp.errors")?,
-                classes: classes(&m.classes, "surfaces.mcp.classes")?,
-                kinds: kind_map(&o.kinds(), "surfaces.mcp.outcome", &pointer, &err_at)?,
-            },
+            rules: mcp_rules(&m.outcome, &m.errors, &m.classes, "surfaces.mcp")?,
         });
     }
     if let Some(a) = &raw.surfaces.acp {
@@ -1816,15 +1831,57 @@ fn hygiene_decl(
         None => Ok(default),
     };
     let _ = at;
+    // Lists of variable names: each a name (not empty, no `=` or NUL); the declared legacy and
+    // stale-file variables must not be the one parity delivers the credential in (it would be
+    // overwritten by the planted value, or overwrite it).
+    let delivered_var = match &delivery {
+        Delivery::Env { variable } => Some(variable.clone()),
+        Delivery::File { variable } => variable.clone(),
+        Delivery::Stdin { .. } => None,
+    };
+    let names = |list: &[Spanned<String>],
+                 key: &str,
+                 planted: bool|
+     -> Result<Vec<String>, TargetError> {
+        list.iter()
+            .map(|v| {
+                let name = v.get_ref();
+                if name.trim().is_empty() || name.contains('=') || name.contains('\0') {
+                    return Err(err_at(
+                        v.span().start,
+                        key,
+                        format!("{name:?} is not an environment variable name"),
+                    ));
+                }
+                if planted && delivered_var.as_deref() == Some(name.as_str()) {
+                    return Err(err_at(
+                        v.span().start,
+                        key,
+                        format!("{name:?} is the variable parity delivers the credential in (`variable`): it cannot also be planted"),
+                    ));
+                }
+                Ok(name.clone())
+            })
+            .collect()
+    };
+    let file_vars = names(&h.file_vars, "hygiene.file_vars", false)?;
+    let legacy = match &h.legacy {
+        Some(l) => names(l, "hygiene.legacy", true)?,
+        None => d.legacy,
+    };
+    let stale_file_vars = match &h.stale_file_vars {
+        Some(l) => names(l, "hygiene.stale_file_vars", true)?,
+        None => d.stale_file_vars,
+    };
     Ok(HygieneDecl {
         command,
         header,
         stored,
         delivery,
         env: h.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
-        file_vars: h.file_vars.clone(),
-        legacy: h.legacy.clone().unwrap_or(d.legacy),
-        stale_file_vars: h.stale_file_vars.clone().unwrap_or(d.stale_file_vars),
+        file_vars,
+        legacy,
+        stale_file_vars,
         rotation,
         cwd: h.cwd.as_ref().map(std::path::PathBuf::from),
         settle_ms: positive(&h.settle_ms, "hygiene.settle_ms", d.settle_ms)?,
@@ -2149,6 +2206,55 @@ seed = 9
     }
 
     #[test]
+    fn the_http_surface_declares_its_results_like_the_mcp_surface() {
+        let t = parse(
+            "t.toml",
+            "version = 1\n[surfaces.http]\nurl = \"http://127.0.0.1:9/mcp\"\n\
+             [surfaces.http.outcome]\nkind = \"/status\"\nok = \"ok\"\nrefused = [\"no\", \"denied\"]\nvalue = \"/value\"\n\
+             [surfaces.http.errors]\n\"-32601\" = \"unknown_tool\"\n\
+             [[surfaces.http.classes]]\nkind = \"tool_error\"\nclass = \"boom\"\n",
+        )
+        .unwrap();
+        let rules = &t.http.as_ref().unwrap().rules;
+        let kinds = rules.kinds.as_ref().unwrap();
+        assert_eq!(kinds.field, "/status");
+        assert_eq!(kinds.refused.len(), 2);
+        assert_eq!(kinds.value.as_deref(), Some("/value"));
+        assert_eq!(
+            rules.errors.get(&-32601).map(String::as_str),
+            Some("unknown_tool")
+        );
+        assert_eq!(rules.classes.len(), 1);
+        assert_eq!(rules.structured, McpRules::default().structured);
+        let e = parse(
+            "t.toml",
+            "version = 1\n[surfaces.http]\nurl = \"http://127.0.0.1:9/mcp\"\n[surfaces.http.outcome]\nok = \"ok\"\n",
+        )
+        .unwrap_err();
+        assert_eq!(
+            (e.line, e.key.as_str()),
+            (5, "surfaces.http.outcome.kind"),
+            "{e}"
+        );
+        let e = parse(
+            "t.toml",
+            "version = 1\n[surfaces.http]\nurl = \"http://127.0.0.1:9/mcp\"\n[surfaces.http.outcome]\ntext = \"content\"\n",
+        )
+        .unwrap_err();
+        assert_eq!(
+            (e.line, e.key.as_str()),
+            (5, "surfaces.http.outcome.text"),
+            "{e}"
+        );
+        let e = parse(
+            "t.toml",
+            "version = 1\n[surfaces.http]\nurl = \"http://127.0.0.1:9/mcp\"\n[surfaces.http.errors]\nx = \"y\"\n",
+        )
+        .unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (5, "surfaces.http.errors"), "{e}");
+    }
+
+    #[test]
     fn wrong_types_versions_profiles_and_missing_surfaces_are_errors() {
         let e = parse("t.toml", "version = 1\n[surfaces.acp]\ncommand = 3\n").unwrap_err();
         assert_eq!(e.line, 3, "{e}");
@@ -2402,6 +2508,17 @@ poll_ms = 2
             ),
             ("poll_ms = 0", "hygiene.poll_ms"),
             ("colour = 1", "hygiene.colour"),
+            ("stale_file_vars = [\"\"]", "hygiene.stale_file_vars"),
+            ("stale_file_vars = [\"A=B\"]", "hygiene.stale_file_vars"),
+            (
+                "stale_file_vars = [\"PARITY_MCP_AUTHORIZATION\"]",
+                "hygiene.stale_file_vars",
+            ),
+            (
+                "variable = \"X\"\nlegacy = [\"T3_MCP_BEARER_TOKEN\", \"X\"]",
+                "hygiene.legacy",
+            ),
+            ("file_vars = [\" \"]", "hygiene.file_vars"),
         ] {
             let e = parse("t.toml", &format!("version = 1\n[hygiene]\n{body}\n")).unwrap_err();
             assert_eq!(e.key, key, "{body}: {e}");

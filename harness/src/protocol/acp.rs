@@ -214,7 +214,7 @@ pub const ARGUMENTS_PLACEHOLDER: &str = "{arguments}";
 /// The placeholder replaced by the tool's name in a params template's keys and strings.
 pub const TOOL_PLACEHOLDER: &str = "{tool}";
 
-/// The placeholder replaced by the session id in a params template's strings (a string that is
+/// The placeholder replaced by the session id in a params template's keys and strings (a string that is
 /// exactly `{session}` becomes the id, or `null` without a session).
 pub const SESSION_PLACEHOLDER: &str = "{session}";
 
@@ -223,7 +223,9 @@ pub const SESSION_PLACEHOLDER: &str = "{session}";
 /// (`params` under `[surfaces.acp]`, docs/target.md §"Calls and results in another shape"), the
 /// template with every string that is exactly [`ARGUMENTS_PLACEHOLDER`] replaced by `arguments`,
 /// [`TOOL_PLACEHOLDER`] replaced by `name` in keys and strings, and [`SESSION_PLACEHOLDER`]
-/// by the session id in strings. Numbers, booleans and nulls are kept as written.
+/// by the session id in keys and strings (the empty string without a session; a string that is
+/// exactly the placeholder becomes the id, or `null`). Numbers, booleans and nulls are kept as
+/// written.
 pub fn fill_params(
     template: Option<&Value>,
     session: Option<&str>,
