@@ -120,6 +120,38 @@ pub fn facade_catalogue() -> Vec<FacadeFault> {
             wrap: plain,
         },
         FacadeFault {
+            name: "facade-source-validates",
+            description: "arguments are not validated before dispatch: the source refuses a schema-invalid call itself, naming the capability, after the facade audited it",
+            checks: &["facade.preflight-before-dispatch"],
+            configure: |c| {
+                c.preflight = accept_everything;
+                c.sources = c
+                    .sources
+                    .iter()
+                    .map(|s| Arc::new(SelfValidating(s.clone())) as Arc<dyn CapabilitySource>)
+                    .collect();
+            },
+            wrap: plain,
+        },
+        FacadeFault {
+            name: "facade-source-validates-late-audit",
+            description: "as facade-source-validates, and a call's audit lines are written only when the next call on its channel begins, so the refused call's lines are all a reader sees after the next call's answer",
+            checks: &["facade.preflight-before-dispatch"],
+            configure: |c| {
+                c.preflight = accept_everything;
+                c.sources = c
+                    .sources
+                    .iter()
+                    .map(|s| Arc::new(SelfValidating(s.clone())) as Arc<dyn CapabilitySource>)
+                    .collect();
+                c.audit = Arc::new(Deferred {
+                    inner: c.audit.clone(),
+                    pending: Mutex::new(Vec::new()),
+                });
+            },
+            wrap: plain,
+        },
+        FacadeFault {
             name: "facade-audit-plaintext",
             description: "audit lines carry the plaintext arguments",
             checks: &["facade.audit-no-plaintext"],
@@ -316,6 +348,111 @@ fn sources_first(downstream: &[ProviderTools], sources: &[ProviderTools], sep: &
 
 fn accept_everything(_: &str, _: &Value, _: &Value) -> Result<(), PreflightError> {
     Ok(())
+}
+
+/// A source that checks its own arguments against its tool's input schema when called, so a
+/// schema-invalid call is refused only after dispatch (and after its audit entry line).
+struct SelfValidating(Arc<dyn CapabilitySource>);
+
+impl CapabilitySource for SelfValidating {
+    fn provider(&self) -> &str {
+        self.0.provider()
+    }
+    fn tools(&self, ctx: Option<&SessionCtx>) -> Vec<SourceTool> {
+        self.0.tools(ctx)
+    }
+    fn call<'a>(
+        &'a self,
+        ctx: Option<&'a SessionCtx>,
+        tool: &'a str,
+        args: Value,
+    ) -> SourceFuture<'a> {
+        let schema = self
+            .0
+            .tools(ctx)
+            .into_iter()
+            .find(|t| t.name == tool)
+            .map(|t| t.input_schema);
+        if let Some(schema) = schema {
+            if let Err(e) = parity_reference::facade::preflight::validate(tool, &schema, &args) {
+                return Box::pin(async move {
+                    SourceResult {
+                        payload: json!({"error": e.to_string()}),
+                        is_error: true,
+                    }
+                });
+            }
+        }
+        self.0.call(ctx, tool, args)
+    }
+    fn requires_session(&self) -> bool {
+        self.0.requires_session()
+    }
+}
+
+/// An audit event held back: its fields, and `None` for an entry line or the exit line's
+/// error flag.
+struct HeldLine {
+    provider: String,
+    tool: String,
+    channel: Option<String>,
+    hash: String,
+    args: Value,
+    exit: Option<bool>,
+}
+
+/// An audit log that holds each call's lines back until the next call on the same channel
+/// begins (a buffered writer flushed by the next entry).
+struct Deferred {
+    inner: Arc<dyn AuditLog>,
+    pending: Mutex<Vec<HeldLine>>,
+}
+
+impl Deferred {
+    fn hold(&self, e: &AuditEvent<'_>, exit: Option<bool>) {
+        let line = HeldLine {
+            provider: e.provider.to_owned(),
+            tool: e.tool.to_owned(),
+            channel: e.channel.map(str::to_owned),
+            hash: e.args_sha256.to_owned(),
+            args: e.args.clone(),
+            exit,
+        };
+        self.pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(line);
+    }
+}
+
+impl AuditLog for Deferred {
+    fn entry(&self, e: &AuditEvent<'_>) {
+        let flushed: Vec<HeldLine> = {
+            let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+            let (mine, rest) = std::mem::take(&mut *pending)
+                .into_iter()
+                .partition(|l| l.channel.as_deref() == e.channel);
+            *pending = rest;
+            mine
+        };
+        for l in &flushed {
+            let event = AuditEvent {
+                provider: &l.provider,
+                tool: &l.tool,
+                channel: l.channel.as_deref(),
+                args_sha256: &l.hash,
+                args: &l.args,
+            };
+            match l.exit {
+                None => self.inner.entry(&event),
+                Some(is_error) => self.inner.exit(&event, is_error),
+            }
+        }
+        self.hold(e, None);
+    }
+    fn exit(&self, e: &AuditEvent<'_>, is_error: bool) {
+        self.hold(e, Some(is_error));
+    }
 }
 
 struct Plaintext(Arc<dyn AuditLog>);

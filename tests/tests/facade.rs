@@ -240,7 +240,7 @@ fn one_line_audit_target(audit: &std::path::Path) -> String {
         text,
         parity_harness::profiles::facade::ONE_LINE_AUDIT_TARGET
     );
-    text.replace("= \"parity ", &format!("= \"{} ", common::parity_str()))
+    text.replace("= \"parity ", &format!("= \"'{}' ", common::parity_str()))
         .replace("/tmp/gateway-audit.log", audit.to_str().unwrap())
 }
 
@@ -348,7 +348,42 @@ invalid_arguments = {{ x = "seven" }}
     assert!(
         message.starts_with("the mint hook `false --port ")
             && message.contains(" parity-sees-")
+            && message.contains("failed (exit status: 1)")
+            && message.matches("false --port").count() == 1
             && !message.contains("{port}"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_mint_hook_past_the_deadline_is_a_timeout_naming_the_hook() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = format!(
+        r#"version = 1
+profiles = ["facade"]
+[timeouts]
+message_ms = 400
+[surfaces.http]
+command = "{exe} reference facade"
+[facade]
+mint_command = "sh -c 'sleep 30' mint"
+revoke_command = "true"
+session_tool = "echo_channel"
+invalid_arguments = {{ x = "seven" }}
+"#,
+        exe = common::parity_str()
+    );
+    let path = dir.path().join("parity.toml");
+    std::fs::write(&path, target).unwrap();
+    let run = common::run_json(&["run", "--target", path.to_str().unwrap()]);
+    run.assert_code(1);
+    let case = &run.cases()["facade.token-sees-session-tools@facade#2025-11-25"];
+    assert_eq!(case["verdict"], "timeout", "{case}");
+    let message = case["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("the mint hook `sh -c ")
+            && message.contains(" parity-sees-")
+            && message.contains("ran past 400 ms"),
         "{message}"
     );
 }

@@ -48,6 +48,20 @@ fn every_check_is_caught_by_a_fault_and_the_reference_is_clean() {
             "{id} needs a fault that makes it {needed}: {row}"
         );
     }
+    // Every faulty facade fails each check it lists (the rows name each fault that caught it).
+    for f in parity_fakes::facade_catalogue() {
+        for id in f.checks {
+            let row = stdout
+                .lines()
+                .find(|l| l.split_whitespace().next() == Some(*id))
+                .unwrap_or_else(|| panic!("no selftest row for {id}:\n{stdout}"));
+            assert!(
+                row.contains(&format!(" {}=fail", f.name)),
+                "{} must fail {id}: {row}",
+                f.name
+            );
+        }
+    }
     // Every benign peer gets no fail, warn or timeout from any check it lists, and the table
     // shows its verdict. The MCP stdio ones pass outright.
     let stdio: Vec<(&str, &[&str])> = parity_fakes::benign_catalogue()
@@ -66,7 +80,27 @@ fn every_check_is_caught_by_a_fault_and_the_reference_is_clean() {
         .iter()
         .map(|b| (b.name, b.passes))
         .collect();
-    for (name, passes) in stdio.iter().chain(&acp).chain(&http).chain(&hosts) {
+    // The peers declared by a target file as a user would (issue 23's conventions) pass
+    // outright too: a facade that did not start, or an agent whose calls were all not-run,
+    // would otherwise look clean.
+    let facades: Vec<(&str, &[&str])> = parity_fakes::facade_benign_catalogue()
+        .iter()
+        .map(|b| (b.name, b.passes))
+        .collect();
+    let wrapped: &[&str] = &["equivalence.scenario", "equivalence.generated"];
+    let declared: Vec<(&str, &[&str])> = facades
+        .iter()
+        .copied()
+        .chain([("acp-wrapped-call", wrapped)])
+        .collect();
+    assert!(!facades.is_empty());
+    for (name, passes) in stdio
+        .iter()
+        .chain(&acp)
+        .chain(&http)
+        .chain(&hosts)
+        .chain(&declared)
+    {
         for id in *passes {
             let row = stdout
                 .lines()
@@ -82,7 +116,7 @@ fn every_check_is_caught_by_a_fault_and_the_reference_is_clean() {
                 !matches!(verdict, "fail" | "warn" | "timeout"),
                 "{name} must not fail {id}: {row}"
             );
-            if stdio.iter().any(|(n, _)| n == name) {
+            if stdio.iter().chain(&declared).any(|(n, _)| n == name) {
                 assert_eq!(verdict, "pass", "{name} must pass {id}: {row}");
             }
         }
@@ -112,12 +146,20 @@ fn every_fault_names_checks_that_exist() {
     let benign_hosts = parity_fakes::host_benign_catalogue()
         .iter()
         .map(|f| (f.name, f.passes));
+    let benign_facades = parity_fakes::facade_benign_catalogue()
+        .into_iter()
+        .map(|f| (f.name, f.passes));
+    let facades = parity_fakes::facade_catalogue()
+        .into_iter()
+        .map(|f| (f.name, f.checks));
     for (name, trips) in mcp
         .chain(acp)
         .chain(hosts)
         .chain(dispatchers)
         .chain(benign)
         .chain(benign_hosts)
+        .chain(benign_facades)
+        .chain(facades)
     {
         for t in trips {
             assert!(

@@ -1382,14 +1382,32 @@ fn group_of(pid: i32) -> Option<i32> {
     rest.split_whitespace().nth(2)?.parse().ok()
 }
 
+/// Why a hook command gave no output: it ran past its deadline, or it could not start or
+/// ended badly. The message does not repeat the command line (the caller names the hook).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HookError {
+    /// It ran past the deadline and was killed with its process group: "ran past N ms".
+    Timeout(String),
+    /// It could not start, or exited non-zero: the exit status and the last stderr line.
+    Failed(String),
+}
+
+impl std::fmt::Display for HookError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HookError::Timeout(m) | HookError::Failed(m) => f.write_str(m),
+        }
+    }
+}
+
 /// Runs a hook command (a facade's mint or revoke command, `docs/facade.md`) to completion
 /// with stdin closed and returns its stdout, at most 64 KiB, trimmed of surrounding
 /// whitespace. The child runs in its own process group and is killed (with its group) when
 /// `timeout` passes.
 ///
-/// Errors: the program cannot start, it runs past `timeout`, or it exits non-zero (the
-/// message carries the exit status and the last stderr line).
-pub async fn run_hook(spec: &PeerSpec, timeout: Duration) -> Result<String, String> {
+/// Errors: [`HookError::Timeout`] when it runs past `timeout`; [`HookError::Failed`] when the
+/// program cannot start or exits non-zero (the exit status and the last stderr line).
+pub async fn run_hook(spec: &PeerSpec, timeout: Duration) -> Result<String, HookError> {
     use tokio::io::AsyncReadExt;
     let mut cmd = tokio::process::Command::new(&spec.program);
     cmd.args(&spec.args)
@@ -1406,10 +1424,10 @@ pub async fn run_hook(spec: &PeerSpec, timeout: Duration) -> Result<String, Stri
     }
     let mut child = cmd
         .spawn()
-        .map_err(|e| format!("cannot start `{}`: {e}", spec.program))?;
+        .map_err(|e| HookError::Failed(format!("cannot start `{}`: {e}", spec.program)))?;
     let pid = child.id();
     let (Some(mut out), Some(mut err)) = (child.stdout.take(), child.stderr.take()) else {
-        return Err("the hook has no pipes".into());
+        return Err(HookError::Failed("the hook has no pipes".into()));
     };
     let work = async {
         let mut stdout = Vec::new();
@@ -1437,17 +1455,20 @@ pub async fn run_hook(spec: &PeerSpec, timeout: Duration) -> Result<String, Stri
                 Ok(s) => s.to_string(),
                 Err(e) => e.to_string(),
             };
-            Err(format!("`{}` failed ({status}): {last}", spec.display()))
+            Err(HookError::Failed(if last.is_empty() {
+                format!("failed ({status}) with nothing on stderr")
+            } else {
+                format!("failed ({status}): {last}")
+            }))
         }
         Err(_) => {
             if let Some(p) = pid.and_then(|p| i32::try_from(p).ok()) {
                 signal_group(p, libc::SIGKILL);
             }
-            Err(format!(
-                "`{}` ran past {} ms",
-                spec.display(),
+            Err(HookError::Timeout(format!(
+                "ran past {} ms and was killed",
                 timeout.as_millis()
-            ))
+            )))
         }
     }
 }

@@ -130,15 +130,37 @@ async fn await_audit_lines(
     from: u64,
     want: usize,
 ) -> Result<AuditRead, Miss> {
+    await_audit(
+        s,
+        path,
+        channel,
+        from,
+        &format!("{want} line(s)"),
+        &|lines| lines.len() >= want,
+    )
+    .await
+}
+
+/// Polls the audit log from `from` until the lines of `channel` satisfy `done` or the
+/// per-message deadline passes, returning what was read last. `what` names what is awaited
+/// (for the message of a case past its deadline).
+async fn await_audit(
+    s: &Session<'_>,
+    path: &std::path::Path,
+    channel: &str,
+    from: u64,
+    what: &str,
+    done: &(dyn Fn(&[Value]) -> bool + Sync),
+) -> Result<AuditRead, Miss> {
     let shape = &s.ctx.target.decl.audit;
     s.waiting(&format!(
-        "the audit poll: {want} line(s) of channel {channel} in {}",
+        "the audit poll: {what} of channel {channel} in {}",
         path.display()
     ));
     let until = Instant::now() + s.ctx.timing.message;
     loop {
         let read = audit_lines(path, shape, channel, from).await?;
-        if read.lines.len() >= want || Instant::now() >= until {
+        if done(&read.lines) || Instant::now() >= until {
             return Ok(read);
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
@@ -233,9 +255,32 @@ pub(super) async fn preflight(ctx: &FacadeCtx) -> Finding {
             ));
         }
         let shape = &decl.audit;
+        // The two calls' lines are told apart by tool and argument hash (seed rule 33: the
+        // SHA-256 of the compact arguments). Wait for the barrier's own lines, not for a
+        // number of lines: a facade that writes late could otherwise show the refused call's
+        // lines alone, and they would pass for the barrier's.
+        let want = shape.lines_per_call();
+        let hash_of = |v: &Value| hex_sha256(&serde_json::to_vec(v).unwrap_or_default());
+        let line_of = |l: &Value, tool: &str, hash: &str| {
+            shape.tool.get(l).and_then(Value::as_str) == Some(bare_name(tool))
+                && shape.hash.get(l).and_then(Value::as_str) == Some(hash)
+        };
+        let (barrier_hash, refused_hash) = (
+            hash_of(&decl.session_arguments),
+            hash_of(&decl.invalid_arguments),
+        );
+        let is_barrier = |l: &Value| line_of(l, &decl.session_tool, &barrier_hash);
         let read = tri!(
             s,
-            await_audit_lines(&s, path, &ch, from, shape.lines_per_call()).await
+            await_audit(
+                &s,
+                path,
+                &ch,
+                from,
+                &format!("the {want} line(s) of the barrier call"),
+                &|lines| lines.iter().filter(|l| is_barrier(l)).count() >= want,
+            )
+            .await
         );
         for l in &read.lines {
             s.note(format!("audit: {l}"));
@@ -243,6 +288,20 @@ pub(super) async fn preflight(ctx: &FacadeCtx) -> Finding {
         if read.lines.is_empty() {
             return s.missed(no_lines(&s, &read, path, &ch));
         }
+        if read
+            .lines
+            .iter()
+            .any(|l| line_of(l, &decl.preflight_tool, &refused_hash))
+        {
+            return s.fail(format!(
+                "the schema-invalid call reached the source: the audit log has a line for `{}` whose `{}` is the SHA-256 of the refused arguments {} ({refused_hash})",
+                decl.preflight_tool,
+                shape.hash.name(),
+                clip(&decl.invalid_arguments.to_string())
+            ));
+        }
+        // A facade that hashes otherwise (facade.audit-shape judges that) is judged by the
+        // number of its lines, read at the deadline.
         let (count, what) = match shape.lines {
             AuditLines::EntryExit => (
                 read.lines.iter().filter(|l| shape.is_entry(l)).count(),
@@ -263,6 +322,12 @@ pub(super) async fn preflight(ctx: &FacadeCtx) -> Finding {
         }
     }
     s.pass()
+}
+
+/// A published tool name without its provider prefix (`ref:echo`, `ref.echo` → `echo`): the
+/// tool member of an audit line (seed rule 33).
+fn bare_name(tool: &str) -> &str {
+    tool.rsplit([':', '.']).next().unwrap_or(tool)
 }
 
 fn hex_sha256(bytes: &[u8]) -> String {
@@ -384,7 +449,7 @@ pub(super) async fn audit_shape(ctx: &FacadeCtx) -> Finding {
             lines.iter().collect()
         }
     };
-    let bare = tool.rsplit([':', '.']).next().unwrap_or(&tool);
+    let bare = bare_name(&tool);
     let named = |what: &str, field: &AuditField| {
         if field.name() == what {
             format!("`{what}`")

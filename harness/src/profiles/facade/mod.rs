@@ -596,12 +596,16 @@ impl<'a> Session<'a> {
                 self.waiting(&step);
                 crate::transport::peer::run_hook(&spec, timeout)
                     .await
-                    .map_err(|e| Miss::Failed(format!("{step}: {e}")))?
+                    .map_err(|e| hook_miss(&step, e))?
             }
         };
         if token.is_empty() {
+            let hook = match &self.ctx.target.decl.hooks {
+                Hooks::Admin(base) => format!("POST {}/mint", base.trim_end_matches('/')),
+                Hooks::Commands { mint, .. } => format!("`{mint}`"),
+            };
             return Err(Miss::Failed(format!(
-                "the mint hook for channel {channel} returned an empty token"
+                "the mint hook ({hook}) for channel {channel} returned an empty token"
             )));
         }
         self.secrets.push(token.clone());
@@ -641,7 +645,7 @@ impl<'a> Session<'a> {
                 self.waiting(&step);
                 crate::transport::peer::run_hook(&spec, timeout)
                     .await
-                    .map_err(|e| Miss::Failed(format!("{step}: {e}")))?;
+                    .map_err(|e| hook_miss(&step, e))?;
             }
         }
         self.note(format!("revoked {token}"));
@@ -670,6 +674,15 @@ impl<'a> Session<'a> {
 
     fn pass(&self) -> Finding {
         Finding::pass(self.evidence.clone())
+    }
+}
+
+/// A hook command that gave no token or did not end well: past its deadline a timeout (as a
+/// request to the admin hook is), else not-run; `step` names the hook and its command line.
+fn hook_miss(step: &str, e: crate::transport::peer::HookError) -> Miss {
+    match e {
+        crate::transport::peer::HookError::Timeout(m) => Miss::Timeout(format!("{step}: {m}")),
+        crate::transport::peer::HookError::Failed(m) => Miss::Failed(format!("{step}: {m}")),
     }
 }
 
