@@ -449,8 +449,13 @@ fn every_faulty_host_fails_its_check_with_evidence_and_no_canary() {
         // The message names the rule the verdict rests on.
         let rule = parity_harness::profiles::hygiene::rests_on(check);
         let message = p.case(check)["message"].as_str().unwrap_or("");
+        // hygiene.rotation's findings name the narrower rule they rest on (40, 42 or 39).
+        let narrower = check.starts_with("hygiene.rotation")
+            && ["(rule 39)", "(rule 40)", "(rule 42)"]
+                .iter()
+                .any(|r| message.contains(r));
         assert!(
-            message.contains(&format!("({rule})")) || message.contains("(rule "),
+            message.contains(&format!("({rule})")) || narrower,
             "{fault}: the message of {check} names {rule}\n{p}"
         );
         for (other, verdict) in p.checks() {

@@ -169,7 +169,8 @@ async fn call_all_concurrently(
             Ok(x) => back.push(x),
             Err(e) => {
                 return Err(CallFailure::transport(format!(
-                    "internal error: a surface's call task failed: {e}"
+                    "internal error: a surface's task for the call {} failed: {e}",
+                    call_text(name, arguments)
                 )))
             }
         }
@@ -310,6 +311,8 @@ pub async fn run_scenario(plan: &Plan, scenario: &Scenario, timing: Timing) -> C
             *w = what;
         }
     };
+    // The evidence so far, kept for the message of a case that runs past its deadline.
+    let so_far = std::sync::Mutex::new(Vec::<String>::new());
     let body = async {
         let mut surfaces = match open_all(plan, timing).await {
             Ok(s) => s,
@@ -320,7 +323,12 @@ pub async fn run_scenario(plan: &Plan, scenario: &Scenario, timing: Timing) -> C
         for (i, (name, args)) in scenario_calls(scenario).iter().enumerate() {
             wait_for(format!("call {i} ({})", call_text(name, args)));
             match call_all(plan, &mut surfaces, name, args).await {
-                Ok(lines) => ev.extend(lines),
+                Ok(lines) => {
+                    if let Ok(mut kept) = so_far.lock() {
+                        kept.extend(lines.iter().cloned());
+                    }
+                    ev.extend(lines)
+                }
                 Err(f) => {
                     ev.push(format!("call {i}: {}", call_text(name, args)));
                     out = (f.verdict(), f.text().to_string(), ev.clone());
@@ -345,7 +353,7 @@ pub async fn run_scenario(plan: &Plan, scenario: &Scenario, timing: Timing) -> C
                 "the case ran past its {} ms deadline while waiting for {waited}",
                 timing.case.as_millis()
             ),
-            Vec::new(),
+            so_far.lock().map(|k| k.clone()).unwrap_or_default(),
         ),
     }
 }
@@ -385,7 +393,7 @@ pub async fn run_generated(plan: Arc<Plan>, tool: Value, timing: Timing) -> Case
             id,
             req,
             Verdict::NotRun,
-            e,
+            format!("no calls of {name} were generated: {e}"),
             Vec::new(),
             t0.elapsed().as_millis() as u64,
         );
@@ -432,7 +440,7 @@ pub async fn run_generated(plan: Arc<Plan>, tool: Value, timing: Timing) -> Case
     let mut ev = vec![seed_line];
     let broken_line = broken.as_ref().map(|(f, g)| {
         format!(
-            "a surface stopped answering at {}: {}",
+            "the call a surface did not answer: {}: {}",
             crate::profiles::equivalence::gen::scenario_step(&name, g),
             f.text()
         )
@@ -470,7 +478,7 @@ pub async fn run_generated(plan: Arc<Plan>, tool: Value, timing: Timing) -> Case
                 req,
                 verdict,
                 format!(
-                    "generated calls of {name} could not be compared: a surface stopped answering (rerun with --seed {}): {}",
+                    "generated calls of {name} could not be compared (rerun with --seed {}): {}",
                     plan.seed,
                     f.text()
                 ),
@@ -482,7 +490,10 @@ pub async fn run_generated(plan: Arc<Plan>, tool: Value, timing: Timing) -> Case
             id,
             req,
             Verdict::NotRun,
-            format!("the generator gave up: {why}"),
+            format!(
+                "the generator gave up on {name}'s inputSchema after {} call(s) (rerun with --seed {}): {why}",
+                r.cases_run, plan.seed
+            ),
             ev,
             ms,
         ),
@@ -545,9 +556,12 @@ fn generate_on_own_runtime(
                     r
                 }
                 None => {
-                    let mut fresh = open_all(plan, timing)
-                        .await
-                        .map_err(CallFailure::transport)?;
+                    let mut fresh = open_all(plan, timing).await.map_err(|e| {
+                        CallFailure::transport(format!(
+                            "starting fresh surfaces for the call {} (stateful): {e}",
+                            call_text(tool, &g.arguments)
+                        ))
+                    })?;
                     let r = call_all(plan, &mut fresh, tool, &g.arguments)
                         .await
                         .map(|_| ());
