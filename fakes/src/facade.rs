@@ -123,14 +123,7 @@ pub fn facade_catalogue() -> Vec<FacadeFault> {
             name: "facade-source-validates",
             description: "arguments are not validated before dispatch: the source refuses a schema-invalid call itself, naming the capability, after the facade audited it",
             checks: &["facade.preflight-before-dispatch"],
-            configure: |c| {
-                c.preflight = accept_everything;
-                c.sources = c
-                    .sources
-                    .iter()
-                    .map(|s| Arc::new(SelfValidating(s.clone())) as Arc<dyn CapabilitySource>)
-                    .collect();
-            },
+            configure: validated_by_the_source,
             wrap: plain,
         },
         FacadeFault {
@@ -138,12 +131,7 @@ pub fn facade_catalogue() -> Vec<FacadeFault> {
             description: "as facade-source-validates, and a call's audit lines are written only when the next call on its channel begins, so the refused call's lines are all a reader sees after the next call's answer",
             checks: &["facade.preflight-before-dispatch"],
             configure: |c| {
-                c.preflight = accept_everything;
-                c.sources = c
-                    .sources
-                    .iter()
-                    .map(|s| Arc::new(SelfValidating(s.clone())) as Arc<dyn CapabilitySource>)
-                    .collect();
+                validated_by_the_source(c);
                 c.audit = Arc::new(Deferred {
                     inner: c.audit.clone(),
                     pending: Mutex::new(Vec::new()),
@@ -348,6 +336,16 @@ fn sources_first(downstream: &[ProviderTools], sources: &[ProviderTools], sep: &
 
 fn accept_everything(_: &str, _: &Value, _: &Value) -> Result<(), PreflightError> {
     Ok(())
+}
+
+/// No pre-flight: every source checks its own arguments ([`SelfValidating`]).
+fn validated_by_the_source(c: &mut FacadeConfig) {
+    c.preflight = accept_everything;
+    c.sources = c
+        .sources
+        .iter()
+        .map(|s| Arc::new(SelfValidating(s.clone())) as Arc<dyn CapabilitySource>)
+        .collect();
 }
 
 /// A source that checks its own arguments against its tool's input schema when called, so a

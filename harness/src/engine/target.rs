@@ -2226,32 +2226,32 @@ seed = 9
         );
         assert_eq!(rules.classes.len(), 1);
         assert_eq!(rules.structured, McpRules::default().structured);
-        let e = parse(
-            "t.toml",
-            "version = 1\n[surfaces.http]\nurl = \"http://127.0.0.1:9/mcp\"\n[surfaces.http.outcome]\nok = \"ok\"\n",
-        )
-        .unwrap_err();
-        assert_eq!(
-            (e.line, e.key.as_str()),
-            (5, "surfaces.http.outcome.kind"),
-            "{e}"
-        );
-        let e = parse(
-            "t.toml",
-            "version = 1\n[surfaces.http]\nurl = \"http://127.0.0.1:9/mcp\"\n[surfaces.http.outcome]\ntext = \"content\"\n",
-        )
-        .unwrap_err();
-        assert_eq!(
-            (e.line, e.key.as_str()),
-            (5, "surfaces.http.outcome.text"),
-            "{e}"
-        );
-        let e = parse(
-            "t.toml",
-            "version = 1\n[surfaces.http]\nurl = \"http://127.0.0.1:9/mcp\"\n[surfaces.http.errors]\nx = \"y\"\n",
-        )
-        .unwrap_err();
-        assert_eq!((e.line, e.key.as_str()), (5, "surfaces.http.errors"), "{e}");
+        for (table, line, key) in [
+            (
+                "[surfaces.http.outcome]\nok = \"ok\"",
+                5,
+                "surfaces.http.outcome.kind",
+            ),
+            (
+                "[surfaces.http.outcome]\ntext = \"content\"",
+                5,
+                "surfaces.http.outcome.text",
+            ),
+            (
+                "[surfaces.http.errors]\nx = \"y\"",
+                5,
+                "surfaces.http.errors",
+            ),
+        ] {
+            let e = parse(
+                "t.toml",
+                &format!(
+                    "version = 1\n[surfaces.http]\nurl = \"http://127.0.0.1:9/mcp\"\n{table}\n"
+                ),
+            )
+            .unwrap_err();
+            assert_eq!((e.line, e.key.as_str()), (line, key), "{e}");
+        }
     }
 
     #[test]
