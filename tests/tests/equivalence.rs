@@ -221,6 +221,55 @@ fn an_acp_surface_that_changes_one_field_fails_with_a_diff_naming_tool_surfaces_
     assert!(r.stdout.contains("--- mcp-stdio#"), "{r}");
     assert!(r.stdout.contains("+++ acp#v1"), "{r}");
     assert!(r.stdout.contains("\\r\\n"), "{r}");
+    // And the two responses as they came.
+    assert!(r.stdout.contains("mcp-stdio#2025-11-25 answered: {"), "{r}");
+    assert!(r.stdout.contains("acp#v1 answered: {"), "{r}");
+}
+
+#[test]
+fn a_surface_that_does_not_start_is_named_with_its_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = common::parity_str();
+    let dead = "sh -c 'echo the-surface-is-broken >&2; exit 3'";
+    // A dead ACP agent: every case is not-run, and says what the agent wrote and how it ended.
+    let path = dir.path().join("dead-acp.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "version = 1\nprofiles = [\"equivalence\"]\n[surfaces.mcp]\ncommand = \"'{exe}' reference mcp\"\nreference = true\n[surfaces.acp]\ncommand = \"{dead}\"\n"
+        ),
+    )
+    .unwrap();
+    let r = common::run_json(&["run", "--target", path.to_str().unwrap(), "--cases", "1"]);
+    r.assert_code(3);
+    assert!(!r.cases().is_empty(), "{r}");
+    for (id, c) in r.cases() {
+        assert_eq!(c["verdict"], "not-run", "{id}\n{r}");
+        let m = c["message"].as_str().unwrap();
+        assert!(
+            m.contains("acp#v1: initialize")
+                && m.contains("the-surface-is-broken")
+                && m.contains("exit status: 3"),
+            "{id}: {m}"
+        );
+    }
+    // A dead MCP server with only equivalence asked for: the run says why it had one surface.
+    let path = dir.path().join("dead-mcp.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "version = 1\nprofiles = [\"equivalence\"]\n[surfaces.mcp]\ncommand = \"{dead}\"\n[surfaces.acp]\ncommand = \"'{exe}' reference acp\"\n"
+        ),
+    )
+    .unwrap();
+    let r = common::run(&["run", "--target", path.to_str().unwrap()]);
+    r.assert_code(3);
+    let out = format!("{}{}", r.stdout, r.stderr);
+    assert!(
+        out.contains("equivalence needs at least two surfaces")
+            && out.contains("the-surface-is-broken"),
+        "{r}"
+    );
 }
 
 #[test]

@@ -116,8 +116,9 @@ impl Default for McpRules {
 /// [`from_mcp`], or the value at the ACP surface's `result`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct KindMap {
-    /// The field whose value names the outcome kind (`kind`, e.g. `/status`).
-    pub field: String,
+    /// The fields whose value names the outcome kind (`kind`, e.g. `["/status"]`), read in
+    /// order: the first that is present and holds a value some kind lists decides.
+    pub fields: Vec<String>,
     /// The field values that mean `ok` (any JSON scalar, e.g. `"ok"` or `true`).
     pub ok: Vec<Value>,
     /// The field values that mean `refused`.
@@ -135,20 +136,30 @@ pub struct KindMap {
 }
 
 impl KindMap {
-    /// The outcome of `payload` when its field holds a mapped value; `None` otherwise (the
-    /// field is missing or holds a value no kind lists), so the default reading applies.
-    pub fn read(&self, payload: &Value) -> Option<Value> {
-        let k = payload.pointer(&self.field)?;
-        let at = |p: &Option<String>| p.as_deref().and_then(|p| payload.pointer(p)).cloned();
-        let kind = if self.ok.contains(k) {
-            "ok"
-        } else if self.refused.contains(k) {
-            "refused"
-        } else if self.tool_error.contains(k) {
-            "tool_error"
+    /// The outcome kind a field value names, if any kind lists it ([`same_scalar`]).
+    fn kind_of(&self, v: &Value) -> Option<&'static str> {
+        let listed = |values: &[Value]| values.iter().any(|x| same_scalar(x, v));
+        if listed(&self.ok) {
+            Some("ok")
+        } else if listed(&self.refused) {
+            Some("refused")
+        } else if listed(&self.tool_error) {
+            Some("tool_error")
         } else {
-            return None;
-        };
+            None
+        }
+    }
+
+    /// The outcome of `payload` when one of its kind fields holds a mapped value (the first
+    /// such field in [`KindMap::fields`] order); `None` otherwise (every field is missing or
+    /// holds a value no kind lists), so the default reading applies.
+    pub fn read(&self, payload: &Value) -> Option<Value> {
+        let kind = self
+            .fields
+            .iter()
+            .filter_map(|f| payload.pointer(f))
+            .find_map(|v| self.kind_of(v))?;
+        let at = |p: &Option<String>| p.as_deref().and_then(|p| payload.pointer(p)).cloned();
         let mut out = Map::new();
         out.insert("outcome".into(), json!(kind));
         match kind {
@@ -174,6 +185,15 @@ impl KindMap {
             at(&self.warnings).unwrap_or_else(|| json!([])),
         );
         Some(Value::Object(out))
+    }
+}
+
+/// Whether two kind values are the same: equal JSON, or numbers of equal value (`1` and
+/// `1.0`), as a TOML declaration and a peer's JSON may write one number either way.
+pub fn same_scalar(a: &Value, b: &Value) -> bool {
+    match (a.as_f64(), b.as_f64()) {
+        (Some(x), Some(y)) if a.is_number() && b.is_number() => x == y,
+        _ => a == b,
     }
 }
 
@@ -450,7 +470,7 @@ mod tests {
     #[test]
     fn a_declared_kind_field_reads_a_result_of_its_own_shape() {
         let kinds = KindMap {
-            field: "/status".into(),
+            fields: vec!["/status".into()],
             ok: vec![json!("ok")],
             refused: vec![json!("refused"), json!("denied")],
             tool_error: vec![json!("error")],
@@ -513,6 +533,45 @@ mod tests {
             &mcp,
         );
         assert_eq!(o["value"], json!({"status": "ok", "n": 2}));
+    }
+
+    #[test]
+    fn several_kind_fields_are_read_in_order_and_numbers_match_by_value() {
+        // {"ok": true, "data": …} or {"ok": false, "err": {"kind": "refused" | "error", …}}
+        let kinds = KindMap {
+            fields: vec!["/err/kind".into(), "/ok".into()],
+            ok: vec![json!(true)],
+            refused: vec![json!("refused")],
+            tool_error: vec![json!("error"), json!(2)],
+            value: Some("/data".into()),
+            code: Some("/err/code".into()),
+            message: Some("/err/msg".into()),
+            warnings: None,
+        };
+        let read = |v: Value| kinds.read(&v).unwrap();
+        assert_eq!(read(json!({"ok": true, "data": 5}))["value"], 5);
+        let r = read(json!({"ok": false, "err": {"kind": "refused", "code": "NOPE"}}));
+        assert_eq!(
+            (r["outcome"].as_str(), r["code"].as_str()),
+            (Some("refused"), Some("NOPE"))
+        );
+        let e = read(json!({"ok": false, "err": {"kind": "error", "msg": "boom"}}));
+        assert_eq!(
+            (e["outcome"].as_str(), e["message"].as_str()),
+            (Some("tool_error"), Some("boom"))
+        );
+        // An unlisted value in the first field: the next field decides.
+        assert_eq!(
+            read(json!({"ok": true, "err": {"kind": "?"}}))["outcome"],
+            "ok"
+        );
+        assert_eq!(
+            read(json!({"ok": false, "err": {"kind": 2.0}}))["outcome"],
+            "tool_error"
+        );
+        assert!(kinds.read(&json!({"ok": false})).is_none());
+        assert!(same_scalar(&json!(1), &json!(1.0)));
+        assert!(!same_scalar(&json!(1), &json!("1")));
     }
 
     #[test]

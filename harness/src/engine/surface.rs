@@ -140,6 +140,19 @@ impl LiveSurface {
     ///
     /// Errors: the peer did not start, or the handshake failed (the text says how).
     pub async fn open(spec: &SurfaceSpec, timing: Timing) -> Result<LiveSurface, String> {
+        // A handshake that failed: the peer is shut down, and the text gets the last lines of
+        // its stderr and how it exited, which usually say why.
+        async fn failed(
+            client: &mut Client,
+            grace: crate::transport::peer::ShutdownGrace,
+            why: String,
+        ) -> String {
+            let _ = client.peer.shutdown(grace).await;
+            format!(
+                "{why}{}",
+                crate::engine::run::stderr_and_exit(&client.peer.events())
+            )
+        }
         let label = spec.label();
         let (peer_spec, era, revision) = match spec {
             SurfaceSpec::Mcp { spec, revision, .. } => (spec, Era::of(revision), revision.clone()),
@@ -161,37 +174,62 @@ impl LiveSurface {
         let mut session = None;
         match spec {
             SurfaceSpec::Mcp { revision, .. } if era == Era::Legacy => {
-                let r = client
-                    .initialize(revision)
-                    .await
-                    .map_err(|e| format!("{label}: initialize: {e}"))?;
+                let r = match client.initialize(revision).await {
+                    Ok(r) => r,
+                    Err(e) => {
+                        return Err(failed(
+                            &mut client,
+                            timing.grace,
+                            format!("{label}: initialize: {e}"),
+                        )
+                        .await)
+                    }
+                };
                 let got = r
                     .result()
                     .and_then(|x| x.get("protocolVersion"))
                     .and_then(Value::as_str);
                 if got != Some(revision.as_str()) {
-                    let _ = client.peer.shutdown(timing.grace).await;
-                    return Err(format!("{label}: initialize failed: {}", r.describe()));
+                    let why = format!("{label}: initialize failed: {}", r.describe());
+                    return Err(failed(&mut client, timing.grace, why).await);
                 }
             }
             SurfaceSpec::Mcp { .. } => {}
             SurfaceSpec::Acp { .. } => {
                 client = acp::as_acp(client);
-                let r = client
+                let r = match client
                     .request("initialize", acp::initialize_params(acp::PROTOCOL_VERSION))
                     .await
-                    .map_err(|e| format!("{label}: initialize: {e}"))?;
+                {
+                    Ok(r) => r,
+                    Err(e) => {
+                        return Err(failed(
+                            &mut client,
+                            timing.grace,
+                            format!("{label}: initialize: {e}"),
+                        )
+                        .await)
+                    }
+                };
                 if r.result().is_none() {
-                    let _ = client.peer.shutdown(timing.grace).await;
-                    return Err(format!("{label}: initialize failed: {}", r.describe()));
+                    let why = format!("{label}: initialize failed: {}", r.describe());
+                    return Err(failed(&mut client, timing.grace, why).await);
                 }
-                let r = acp::new_session(&mut client, json!([]))
-                    .await
-                    .map_err(|e| format!("{label}: session/new: {e}"))?;
+                let r = match acp::new_session(&mut client, json!([])).await {
+                    Ok(r) => r,
+                    Err(e) => {
+                        return Err(failed(
+                            &mut client,
+                            timing.grace,
+                            format!("{label}: session/new: {e}"),
+                        )
+                        .await)
+                    }
+                };
                 session = acp::session_id(&r);
                 if session.is_none() {
-                    let _ = client.peer.shutdown(timing.grace).await;
-                    return Err(format!("{label}: session/new failed: {}", r.describe()));
+                    let why = format!("{label}: session/new failed: {}", r.describe());
+                    return Err(failed(&mut client, timing.grace, why).await);
                 }
             }
         }

@@ -325,7 +325,7 @@ struct RawMcpOutcome {
     structured: Option<Spanned<String>>,
     text: Option<Spanned<String>>,
     is_error: Option<Spanned<String>>,
-    kind: Option<Spanned<String>>,
+    kind: Option<Spanned<toml::Value>>,
     ok: Option<Spanned<toml::Value>>,
     refused: Option<Spanned<toml::Value>>,
     tool_error: Option<Spanned<toml::Value>>,
@@ -340,7 +340,7 @@ struct RawMcpOutcome {
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 struct RawAcpOutcome {
-    kind: Option<Spanned<String>>,
+    kind: Option<Spanned<toml::Value>>,
     ok: Option<Spanned<toml::Value>>,
     refused: Option<Spanned<toml::Value>>,
     tool_error: Option<Spanned<toml::Value>>,
@@ -352,7 +352,7 @@ struct RawAcpOutcome {
 
 /// The kind keys of an outcome table, borrowed from either surface's raw table.
 struct RawKinds<'a> {
-    kind: &'a Option<Spanned<String>>,
+    kind: &'a Option<Spanned<toml::Value>>,
     ok: &'a Option<Spanned<toml::Value>>,
     refused: &'a Option<Spanned<toml::Value>>,
     tool_error: &'a Option<Spanned<toml::Value>>,
@@ -1141,7 +1141,33 @@ fn kind_map(
             None => Ok(None),
         };
     };
-    let field_ptr = pointer(field, &format!("{table}.kind"))?;
+    // One pointer, or a list of them read in order.
+    let kind_key = format!("{table}.kind");
+    let pointers: Vec<&toml::Value> = match field.get_ref() {
+        toml::Value::Array(a) if !a.is_empty() => a.iter().collect(),
+        one @ toml::Value::String(_) => vec![one],
+        _ => {
+            return Err(err_at(
+                field.span().start,
+                &kind_key,
+                "must be a JSON pointer (a string) or a non-empty list of them".into(),
+            ))
+        }
+    };
+    let mut fields = Vec::new();
+    for p in pointers {
+        let Some(p) = p.as_str() else {
+            return Err(err_at(
+                field.span().start,
+                &kind_key,
+                format!("{p} is not a JSON pointer (a string)"),
+            ));
+        };
+        fields.push(pointer(
+            &Spanned::new(field.span(), p.to_owned()),
+            &kind_key,
+        )?);
+    }
     if ok.is_empty() && refused.is_empty() && tool_error.is_empty() {
         return Err(err_at(
             field.span().start,
@@ -1149,12 +1175,28 @@ fn kind_map(
             "`kind` needs the values that name the kinds: ok, refused and/or tool_error".into(),
         ));
     }
+    use crate::engine::outcome::same_scalar;
+    for (values, key, at) in [
+        (&ok, "ok", ok_at),
+        (&refused, "refused", refused_at),
+        (&tool_error, "tool_error", tool_error_at),
+    ] {
+        for (i, x) in values.iter().enumerate() {
+            if values[..i].iter().any(|y| same_scalar(x, y)) {
+                return Err(err_at(
+                    at.unwrap_or(0),
+                    &format!("{table}.{key}"),
+                    format!("{x} is listed twice"),
+                ));
+            }
+        }
+    }
     for (a, b, key, at) in [
         (&ok, &refused, "refused", refused_at),
         (&ok, &tool_error, "tool_error", tool_error_at),
         (&refused, &tool_error, "tool_error", tool_error_at),
     ] {
-        if let Some(dup) = b.iter().find(|x| a.contains(x)) {
+        if let Some(dup) = b.iter().find(|x| a.iter().any(|y| same_scalar(x, y))) {
             return Err(err_at(
                 at.unwrap_or(0),
                 &format!("{table}.{key}"),
@@ -1163,7 +1205,7 @@ fn kind_map(
         }
     }
     Ok(Some(KindMap {
-        field: field_ptr,
+        fields,
         ok,
         refused,
         tool_error,
@@ -2217,7 +2259,7 @@ seed = 9
         .unwrap();
         let rules = &t.http.as_ref().unwrap().rules;
         let kinds = rules.kinds.as_ref().unwrap();
-        assert_eq!(kinds.field, "/status");
+        assert_eq!(kinds.fields, ["/status"]);
         assert_eq!(kinds.refused.len(), 2);
         assert_eq!(kinds.value.as_deref(), Some("/value"));
         assert_eq!(
@@ -2251,6 +2293,61 @@ seed = 9
             )
             .unwrap_err();
             assert_eq!((e.line, e.key.as_str()), (line, key), "{e}");
+        }
+    }
+
+    #[test]
+    fn kind_may_be_a_list_of_pointers_and_no_value_is_listed_twice() {
+        let acp = |outcome: &str| {
+            parse(
+                "t.toml",
+                &format!("version = 1\n[surfaces.acp]\ncommand = \"x\"\n[surfaces.acp.outcome]\n{outcome}\n"),
+            )
+        };
+        let t = acp("kind = [\"/err/kind\", \"/ok\"]\nok = true\nrefused = \"refused\"").unwrap();
+        let kinds = t.acp.unwrap().rules.kinds.unwrap();
+        assert_eq!(kinds.fields, ["/err/kind", "/ok"]);
+        for (outcome, line, key, says) in [
+            (
+                "kind = \"/s\"\nok = [\"ok\", \"ok\"]",
+                6,
+                "surfaces.acp.outcome.ok",
+                "listed twice",
+            ),
+            (
+                "kind = \"/s\"\nok = 1\nrefused = 1.0",
+                7,
+                "surfaces.acp.outcome.refused",
+                "two outcome kinds",
+            ),
+            (
+                "kind = [\"/a\", 3]\nok = 1",
+                5,
+                "surfaces.acp.outcome.kind",
+                "not a JSON pointer",
+            ),
+            (
+                "kind = [\"/a\", \"b\"]\nok = 1",
+                5,
+                "surfaces.acp.outcome.kind",
+                "not a JSON pointer",
+            ),
+            (
+                "kind = []\nok = 1",
+                5,
+                "surfaces.acp.outcome.kind",
+                "non-empty list",
+            ),
+            (
+                "kind = 5\nok = 1",
+                5,
+                "surfaces.acp.outcome.kind",
+                "non-empty list",
+            ),
+        ] {
+            let e = acp(outcome).unwrap_err();
+            assert_eq!((e.line, e.key.as_str()), (line, key), "{outcome}: {e}");
+            assert!(e.message.contains(says), "{outcome}: {e}");
         }
     }
 

@@ -75,7 +75,12 @@ pub struct Plan {
     pub reference: bool,
 }
 
-/// Compares one call's results on every surface with the first; `None` when all agree.
+/// Most bytes of a surface's response a mismatch quotes.
+const RESPONSE_SHOWN: usize = 400;
+
+/// Compares one call's results on every surface with the first; `None` when all agree. The
+/// text of a difference gives the call, the differing paths, a unified diff of the comparable
+/// outcomes and the two responses as they came (each clipped to 400 bytes).
 ///
 /// `call` describes the call in the failure text; it is only formatted when there is one.
 pub fn compare(
@@ -96,11 +101,21 @@ pub fn compare(
         let b = outcome::comparable(&c.outcome, &plan.volatile, plan.compare_messages);
         if a != b {
             let paths = outcome::differing_paths(&a, &b);
+            // The responses as they came, so what the comparison leaves out (a refusal's
+            // message, say) can still be read.
+            let answered = |l: &str, r: &Value| {
+                format!(
+                    "{l} answered: {}",
+                    crate::base::util::clip(&r.to_string(), RESPONSE_SHOWN)
+                )
+            };
             problems.push(format!(
-                "{}: {base_label} and {label} differ at {}\n{}",
+                "{}: {base_label} and {label} differ at {}\n{}\n{}\n{}",
                 call(),
                 paths.join(", "),
-                outcome::unified_diff(&a, &b, base_label, label)
+                outcome::unified_diff(&a, &b, base_label, label).trim_end(),
+                answered(base_label, &base.response),
+                answered(label, &c.response)
             ));
         }
     }

@@ -91,11 +91,25 @@ impl Profile for EquivalenceProfile {
                 seed: Some(seed),
                 ..RunReport::default()
             };
+            // Too few surfaces: say why the missing ones are missing (a surface that did not
+            // start or answer is a note of surfaces_of).
             let could_not_run = report
                 .notes
                 .iter()
                 .find(|n| n.starts_with("equivalence needs at least two surfaces"))
-                .cloned()
+                .map(|n| {
+                    let why: Vec<&str> = report
+                        .notes
+                        .iter()
+                        .filter(|m| *m != n)
+                        .map(|m| m.strip_prefix("equivalence: ").unwrap_or(m))
+                        .collect();
+                    if why.is_empty() {
+                        n.clone()
+                    } else {
+                        format!("{n}: {}", why.join("; "))
+                    }
+                })
                 .into_iter()
                 .collect();
             Ok(ProfileRun {
