@@ -1511,6 +1511,15 @@ fn hook_command(line: &str) -> Result<(), String> {
             }
             rest = &after[close + 1..];
         }
+        // `{url` without its `}`: a placeholder left open would reach the hook as it is.
+        for p in crate::engine::decl::HOOK_PLACEHOLDERS {
+            let open = &p[..p.len() - 1];
+            if w.match_indices(open)
+                .any(|(i, _)| !w[i + open.len()..].starts_with('}'))
+            {
+                return Err(format!("the placeholder `{p}` is not closed in {w:?}"));
+            }
+        }
     }
     Ok(())
 }
@@ -2523,6 +2532,7 @@ seed = 9
             (url, &format!("{hooks}\ninvalid_arguments = {{}}\ncanary_argument = \"w.c\"\ncanary_arguments = 3"), 9, "facade.canary_arguments"),
             (url, "invalid_arguments = {}\nmint_command = \"m {channel}\"\nrevoke_command = \"r\"", 7, "facade.mint_command"),
             (url, "invalid_arguments = {}\nmint_command = \"m\"\nrevoke_command = \"r '{url}\"", 8, "facade.revoke_command"),
+            (url, "invalid_arguments = {}\nmint_command = \"m --url {url\"\nrevoke_command = \"r\"", 7, "facade.mint_command"),
             (url, &format!("{hooks}\ninvalid_arguments = {{}}\n[facade.audit]\nlines = \"two\""), 9, "facade.audit.lines"),
             (url, &format!("{hooks}\ninvalid_arguments = {{}}\n[facade.audit]\ntool = \"\""), 9, "facade.audit.tool"),
             (url, &format!("{hooks}\ninvalid_arguments = {{}}\n[facade.audit]\nhash = \"/a~2\""), 9, "facade.audit.hash"),
