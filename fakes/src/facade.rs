@@ -399,6 +399,23 @@ struct HeldLine {
     exit: Option<bool>,
 }
 
+impl HeldLine {
+    /// Writes the held line through `log` (its entry or its exit line).
+    fn write_to(&self, log: &dyn AuditLog) {
+        let event = AuditEvent {
+            provider: &self.provider,
+            tool: &self.tool,
+            channel: self.channel.as_deref(),
+            args_sha256: &self.hash,
+            args: &self.args,
+        };
+        match self.exit {
+            None => log.entry(&event),
+            Some(is_error) => log.exit(&event, is_error),
+        }
+    }
+}
+
 /// An audit log that holds each call's lines back until the next call on the same channel
 /// begins (a buffered writer flushed by the next entry).
 struct Deferred {
@@ -434,17 +451,7 @@ impl AuditLog for Deferred {
             mine
         };
         for l in &flushed {
-            let event = AuditEvent {
-                provider: &l.provider,
-                tool: &l.tool,
-                channel: l.channel.as_deref(),
-                args_sha256: &l.hash,
-                args: &l.args,
-            };
-            match l.exit {
-                None => self.inner.entry(&event),
-                Some(is_error) => self.inner.exit(&event, is_error),
-            }
+            l.write_to(&*self.inner);
         }
         self.hold(e, None);
     }
@@ -550,7 +557,59 @@ pub fn facade_benign_catalogue() -> Vec<FacadeBenign> {
         },
         audit: |sink| Arc::new(OneLine(sink)),
         prints_port: true,
+    }, FacadeBenign {
+        name: "facade-late-audit",
+        description: "writes each audit line 300 ms after the event it records, from a writer of its own (the reference's lines, late and possibly out of order)",
+        passes: &[
+            "facade.anonymous-hides-session-tools",
+            "facade.anonymous-call-indistinguishable",
+            "facade.token-sees-session-tools",
+            "facade.bad-credentials-anonymous",
+            "facade.revoked-token-anonymous",
+            "facade.second-token-profile",
+            "facade.preflight-before-dispatch",
+            "facade.audit-shape",
+            "facade.audit-no-plaintext",
+        ],
+        configure: |_| {},
+        audit: |sink| Arc::new(Late(Arc::new(sink))),
+        prints_port: false,
     }]
+}
+
+/// How late [`Late`] writes each line.
+const LATE_BY: std::time::Duration = std::time::Duration::from_millis(300);
+
+/// An audit log that writes every line [`LATE_BY`] after its event, each from a thread of
+/// its own (a buffered writer flushed on a timer): a call's lines reach the file after the
+/// call was answered.
+struct Late(Arc<AuditSink>);
+
+impl Late {
+    fn later(&self, e: &AuditEvent<'_>, exit: Option<bool>) {
+        let line = HeldLine {
+            provider: e.provider.to_owned(),
+            tool: e.tool.to_owned(),
+            channel: e.channel.map(str::to_owned),
+            hash: e.args_sha256.to_owned(),
+            args: e.args.clone(),
+            exit,
+        };
+        let sink = self.0.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(LATE_BY);
+            line.write_to(&*sink);
+        });
+    }
+}
+
+impl AuditLog for Late {
+    fn entry(&self, e: &AuditEvent<'_>) {
+        self.later(e, None);
+    }
+    fn exit(&self, e: &AuditEvent<'_>, is_error: bool) {
+        self.later(e, Some(is_error));
+    }
 }
 
 /// Finds a benign facade by name.

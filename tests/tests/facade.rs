@@ -369,12 +369,12 @@ fn a_failing_mint_hook_leaves_the_cases_not_run_naming_the_hook() {
 #[test]
 fn a_mint_hook_past_the_deadline_is_a_timeout_naming_the_hook() {
     let (verdict, message) =
-        with_mint_hook("sh -c 'sleep 30' mint", "[timeouts]\nmessage_ms = 400", 1);
+        with_mint_hook("sh -c 'sleep 30' mint", "[timeouts]\nmessage_ms = 2000", 1);
     assert_eq!(verdict, "timeout", "{message}");
     assert!(
         message.starts_with("the mint hook `sh -c ")
             && message.contains(" parity-sees-")
-            && message.contains("ran past 400 ms"),
+            && message.contains("ran past 2000 ms"),
         "{message}"
     );
 }

@@ -262,7 +262,11 @@ pub(super) async fn preflight(ctx: &FacadeCtx) -> Finding {
         let want = shape.lines_per_call();
         let hash_of = |v: &Value| hex_sha256(&serde_json::to_vec(v).unwrap_or_default());
         let line_of = |l: &Value, tool: &str, hash: &str| {
-            shape.tool.get(l).and_then(Value::as_str) == Some(bare_name(tool))
+            shape
+                .tool
+                .get(l)
+                .and_then(Value::as_str)
+                .is_some_and(|t| names_tool(t, tool))
                 && shape.hash.get(l).and_then(Value::as_str) == Some(hash)
         };
         let (barrier_hash, refused_hash) = (
@@ -270,6 +274,14 @@ pub(super) async fn preflight(ctx: &FacadeCtx) -> Finding {
             hash_of(&decl.invalid_arguments),
         );
         let is_barrier = |l: &Value| line_of(l, &decl.session_tool, &barrier_hash);
+        // What shows that a call passed pre-flight and reached its source: its entry line
+        // (rule 33: logged once pre-flight passed, before dispatch), or with one line per
+        // call a line that says the call did not fail. A line that records a refusal is
+        // neither: no rule forbids one.
+        let reached = |l: &Value| match shape.lines {
+            AuditLines::EntryExit => shape.is_entry(l),
+            AuditLines::One => shape.is_error.get(l) == Some(&Value::Bool(false)),
+        };
         let read = tri!(
             s,
             await_audit(
@@ -288,27 +300,31 @@ pub(super) async fn preflight(ctx: &FacadeCtx) -> Finding {
         if read.lines.is_empty() {
             return s.missed(no_lines(&s, &read, path, &ch));
         }
-        if read
-            .lines
-            .iter()
-            .any(|l| line_of(l, &decl.preflight_tool, &refused_hash))
+        let what = match shape.lines {
+            AuditLines::EntryExit => "entry line",
+            AuditLines::One => "line without the error flag",
+        };
+        // The refused call's lines, when tool and hash tell them from the barrier's (a
+        // pre-flight tool of the session tool's name refused with the barrier's arguments
+        // could not be told apart: then the lines are counted).
+        let distinct = !(bare_name(&decl.preflight_tool) == bare_name(&decl.session_tool)
+            && refused_hash == barrier_hash);
+        if distinct
+            && read
+                .lines
+                .iter()
+                .any(|l| line_of(l, &decl.preflight_tool, &refused_hash) && reached(l))
         {
             return s.fail(format!(
-                "the schema-invalid call reached the source: the audit log has a line for `{}` whose `{}` is the SHA-256 of the refused arguments {} ({refused_hash})",
+                "the schema-invalid call reached the source: the audit log has an {what} for `{}` whose `{}` is the SHA-256 of the refused arguments {} ({refused_hash})",
                 decl.preflight_tool,
                 shape.hash.name(),
                 clip(&decl.invalid_arguments.to_string())
             ));
         }
         // A facade that hashes otherwise (facade.audit-shape judges that) is judged by the
-        // number of its lines, read at the deadline.
-        let (count, what) = match shape.lines {
-            AuditLines::EntryExit => (
-                read.lines.iter().filter(|l| shape.is_entry(l)).count(),
-                "entry line",
-            ),
-            AuditLines::One => (read.lines.len(), "line"),
-        };
+        // number of such lines on the channel, read at the deadline.
+        let count = read.lines.iter().filter(|l| reached(l)).count();
         if count == 0 {
             return s.not_run(format!(
                 "{} (the barrier) wrote no audit {what} for its channel, so the log cannot show whether the refused call reached the source",
@@ -328,6 +344,12 @@ pub(super) async fn preflight(ctx: &FacadeCtx) -> Finding {
 /// tool member of an audit line (seed rule 33).
 fn bare_name(tool: &str) -> &str {
     tool.rsplit([':', '.']).next().unwrap_or(tool)
+}
+
+/// Whether an audit line's tool member names the published tool `published`: its bare name,
+/// or the published name whole (a tool published bare whose own name holds a `.`).
+fn names_tool(member: &str, published: &str) -> bool {
+    member == published || member == bare_name(published)
 }
 
 fn hex_sha256(bytes: &[u8]) -> String {

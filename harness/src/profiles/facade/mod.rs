@@ -22,7 +22,7 @@
 //! `search_capabilities`/`execute_capability` (meta form) or `tools/list`/`tools/call`
 //! (direct form). Tokens never appear in evidence: they are replaced by `[TOKEN]`.
 //!
-//! Size (1488 lines): the ten session-gating checks, their token hooks and the facade session
+//! Size (1517 lines): the ten session-gating checks, their token hooks and the facade session
 //! they drive share the facade's model (the declarations are [`crate::engine::decl`]; the three
 //! audit checks and the audit log reader are in `audit.rs`).
 
@@ -557,7 +557,7 @@ impl<'a> Session<'a> {
 
     async fn mint(&mut self, channel: &str) -> Result<String, Miss> {
         let timeout = self.ctx.timing.message;
-        let token = match &self.ctx.target.decl.hooks {
+        let (token, step) = match &self.ctx.target.decl.hooks {
             Hooks::Admin(base) => {
                 let to = format!("{}/mint", base.trim_end_matches('/'));
                 let step = format!("the mint hook (POST {to} for channel {channel})");
@@ -581,12 +581,14 @@ impl<'a> Session<'a> {
                 let v: Value = serde_json::from_slice(&ex.body).map_err(|_| {
                     Miss::Failed(format!("{step}: HTTP {} without a JSON body", ex.status))
                 })?;
-                v.get("token")
+                let token = v
+                    .get("token")
                     .and_then(Value::as_str)
                     .map(str::to_owned)
                     .ok_or_else(|| {
                         Miss::Failed(format!("{step}: HTTP {} without `token`", ex.status))
-                    })?
+                    })?;
+                (token, step)
             }
             Hooks::Commands { mint, .. } => {
                 let spec = self.hook_spec(mint, channel).map_err(|e| {
@@ -594,19 +596,14 @@ impl<'a> Session<'a> {
                 })?;
                 let step = format!("the mint hook `{}`", spec.display());
                 self.waiting(&step);
-                crate::transport::peer::run_hook(&spec, timeout)
+                let token = crate::transport::peer::run_hook(&spec, timeout)
                     .await
-                    .map_err(|e| hook_miss(&step, e))?
+                    .map_err(|e| hook_miss(&step, e))?;
+                (token, step)
             }
         };
         if token.is_empty() {
-            let hook = match &self.ctx.target.decl.hooks {
-                Hooks::Admin(base) => format!("POST {}/mint", base.trim_end_matches('/')),
-                Hooks::Commands { mint, .. } => format!("`{mint}`"),
-            };
-            return Err(Miss::Failed(format!(
-                "the mint hook ({hook}) for channel {channel} returned an empty token"
-            )));
+            return Err(Miss::Failed(format!("{step}: returned an empty token")));
         }
         self.secrets.push(token.clone());
         self.note(format!("minted a token for channel {channel}: {token}"));
@@ -1353,11 +1350,31 @@ anonymous = ["read_file", "write_file", "list_dir", "exec", "status", "retry"]
 session = ["read_file", "write_file", "list_dir", "exec", "status", "retry", "whoami"]
 "#;
 
+/// The target file of benign facade `facade-late-audit`: the reference facade's declarations
+/// (session tool `echo_channel`, the admin hook), no topology; its commands begin with
+/// `parity` and its audit log is `/tmp/gateway-audit.log` ([`benign_target`] substitutes both).
+pub const LATE_AUDIT_TARGET: &str = r#"version = 1
+name = "late-audit gateway"
+profiles = ["facade"]
+
+[surfaces.http]
+command = "parity fake-facade facade-late-audit --admin --audit-log /tmp/gateway-audit.log"
+
+[facade]
+admin = "same-origin"
+session_tool = "echo_channel"
+session_arguments = { x = 7 }
+invalid_arguments = { x = "seven" }
+canary_argument = "note"
+audit_log = "/tmp/gateway-audit.log"
+"#;
+
 /// The target file of benign facade `name` with its commands starting `exe` (shell-quoted)
 /// and its audit log at `audit`; `None` for a name without one.
 pub fn benign_target(name: &str, exe: &str, audit: &std::path::Path) -> Option<String> {
     let text = match name {
         "facade-one-line-audit" => ONE_LINE_AUDIT_TARGET,
+        "facade-late-audit" => LATE_AUDIT_TARGET,
         _ => return None,
     };
     let exe = crate::engine::target::shell_quote(exe);
