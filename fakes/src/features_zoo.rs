@@ -163,6 +163,66 @@ fn benign_blob(m: Option<&str>, v: &mut Value, _: &mut Vec<Value>) {
     }
 }
 
+/// How a target declares the tool results of [`status_results`] (`parity fake
+/// benign-status-results`): the `[surfaces.mcp.outcome]` table, kind keys only (docs/target.md
+/// §"Calls and results in another shape").
+pub const STATUS_RESULTS_DECLARATION: &str = r#"[surfaces.mcp.outcome]
+kind = "/status"
+ok = "ok"
+refused = "refused"
+tool_error = "error"
+value = "/value"
+code = "/code"
+message = "/message"
+warnings = "/notes"
+"#;
+
+/// A server that writes its tool results in a shape of its own: the text is
+/// `{"status": "ok", "value": V, "notes": [..]}`, `{"status": "refused", "code": C, "message":
+/// M, "notes": [..]}` or `{"status": "error", "message": M, "notes": [..]}`, with no
+/// structured content (and no `outputSchema` in `tools/list`); `isError` as the reference set
+/// it. A correct server: no sentence of the spec names the shape of a tool's own payload.
+fn status_results(m: Option<&str>, v: &mut Value, _: &mut Vec<Value>) {
+    if let Some(r) = result_mut(m, "tools/list", v) {
+        for t in r
+            .get_mut("tools")
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(t) = t.as_object_mut() {
+                t.remove("outputSchema");
+            }
+        }
+        return;
+    }
+    let Some(r) = result_mut(m, "tools/call", v) else {
+        return;
+    };
+    let outcome = r.remove("structuredContent").or_else(|| {
+        r.get("content")
+            .and_then(|c| c.get(0))
+            .and_then(|c| c.get("text"))
+            .and_then(Value::as_str)
+            .and_then(|t| serde_json::from_str::<Value>(t).ok())
+    });
+    let Some(o) = outcome.filter(|o| o.get("outcome").is_some()) else {
+        return;
+    };
+    let notes = o.get("warnings").cloned().unwrap_or_else(|| json!([]));
+    let payload = match o.get("outcome").and_then(Value::as_str) {
+        Some("ok") => json!({"status": "ok", "value": o.get("value"), "notes": notes}),
+        Some("refused") => {
+            json!({"status": "refused", "code": o.get("code"), "message": o.get("message"), "notes": notes})
+        }
+        _ => json!({"status": "error", "message": o.get("message"), "notes": notes}),
+    };
+    r.insert(
+        "content".into(),
+        json!([{"type": "text", "text": payload.to_string()}]),
+    );
+}
+
 fn bad_template(m: Option<&str>, v: &mut Value, _: &mut Vec<Value>) {
     if let Some(r) = result_mut(m, "resources/templates/list", v) {
         if let Some(first) = r.get_mut("resourceTemplates").and_then(|l| l.get_mut(0)) {
@@ -585,6 +645,12 @@ pub(crate) fn benign() -> Vec<BenignInfo> {
             description: "declares logging at 2026-07-28, refuses a request with an unknown _meta logLevel with -32602, logs one message at the level a request asks for, and never logs unasked",
             passes: &["mcp.modern.log-level-invalid", "mcp.modern.log-level-honoured", "mcp.modern.log-unrequested", "mcp.logging.capability", "mcp.logging.message-shape", "mcp.logging.set-level"],
             make: || layer(benign_level_in, benign_level_out),
+        },
+        BenignInfo {
+            name: "benign-status-results",
+            description: "writes its tool results in a shape of its own ({\"status\": \"ok\" | \"refused\" | \"error\", …} as text, no structured content, no outputSchema); equivalence passes it once [surfaces.mcp.outcome] declares the shape",
+            passes: &["mcp.base.message-schema"],
+            make: || layer(keep, status_results),
         },
         BenignInfo {
             name: "benign-input-required",

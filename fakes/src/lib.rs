@@ -38,6 +38,7 @@ pub use facade::{
     facade_benign_catalogue, facade_catalogue, find_facade_benign, find_facade_fault, FacadeBenign,
     FacadeFault,
 };
+pub use features_zoo::STATUS_RESULTS_DECLARATION;
 #[cfg(feature = "http")]
 pub use http_zoo::{
     find_http_benign, find_http_fault, http_benign_catalogue, http_catalogue, serve_http_fault,

@@ -577,6 +577,62 @@ fn the_self_test_declares_the_wrapped_call_agent_as_the_docs_example_does() {
 }
 
 #[test]
+fn a_server_with_its_own_result_shape_passes_once_declared_as_the_docs_show() {
+    let example = common::docs_example("target.md", "mcp-status-results");
+    // The self-test declares the same server with the same table.
+    assert!(
+        example.contains(parity_fakes::STATUS_RESULTS_DECLARATION),
+        "{example}"
+    );
+    let exe = common::parity_str();
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, keep: &dyn Fn(&str) -> bool| {
+        let text: String = example
+            .lines()
+            .filter(|l| keep(l))
+            .map(|l| l.replace("command = \"parity ", &format!("command = \"'{exe}' ")) + "\n")
+            .collect();
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_string_lossy().into_owned()
+    };
+    let declared = write("declared.toml", &|_| true);
+    let r = common::run_json(&["run", "--target", &declared, "--cases", "15", "--seed", "3"]);
+    assert!(r.cases().len() >= 6, "{r}");
+    for (id, c) in r.cases() {
+        assert!(
+            c["verdict"] == "pass" || c["verdict"] == "skip",
+            "{id}: {}\n{r}",
+            c["message"]
+        );
+    }
+    r.assert_code(0);
+    // Without the table the status-shaped text is compared whole: the calls differ.
+    let in_table = std::cell::Cell::new(false);
+    let undeclared = write("undeclared.toml", &|l| {
+        if l.starts_with('[') {
+            in_table.set(l == "[surfaces.mcp.outcome]");
+        }
+        !in_table.get()
+    });
+    let r = common::run_json(&[
+        "run",
+        "--target",
+        &undeclared,
+        "--filter",
+        "equivalence.generated.read_file",
+        "--cases",
+        "5",
+        "--seed",
+        "3",
+    ]);
+    let c = &r.cases()["equivalence.generated.read_file@equivalence#all"];
+    assert_eq!(c["verdict"], "fail", "{r}");
+    assert!(c["message"].to_string().contains("status"), "{r}");
+    r.assert_code(1);
+}
+
+#[test]
 fn an_agent_with_its_own_call_and_result_shape_passes_once_declared_as_the_docs_show() {
     let dir = tempfile::tempdir().unwrap();
     let target = wrapped_call_target(dir.path(), &|_| true);

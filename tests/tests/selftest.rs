@@ -91,7 +91,10 @@ fn every_check_is_caught_by_a_fault_and_the_reference_is_clean() {
     let declared: Vec<(&str, &[&str])> = facades
         .iter()
         .copied()
-        .chain([("acp-wrapped-call", wrapped)])
+        .chain([
+            ("acp-wrapped-call", wrapped),
+            ("benign-status-results", wrapped),
+        ])
         .collect();
     assert!(!facades.is_empty());
     for (name, passes) in stdio

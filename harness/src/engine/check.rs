@@ -658,6 +658,18 @@ impl Ctx {
         self.timing.startup.max(measured)
     }
 
+    /// How long a session waits for the server to exit after stdin EOF before SIGTERM, when
+    /// the exit itself is judged (`mcp.lifecycle.stdin-eof`): the run's grace, and at least
+    /// what the era probe measured from spawn to first answer (a server that needs that long
+    /// to start may need as long to end; a loaded machine slows both).
+    pub fn eof_grace(&self) -> ShutdownGrace {
+        let measured = self.facts.started_in.unwrap_or(Duration::ZERO);
+        ShutdownGrace {
+            after_eof: self.timing.grace.after_eof.max(measured),
+            ..self.timing.grace
+        }
+    }
+
     /// Starts a fresh peer with no handshake. A process peer first waits for a place among the
     /// process starts allowed at once ([`crate::protocol::mcp::start_gate`]) and holds it until its first
     /// answer; until then its waits run to the start-up deadline.

@@ -191,8 +191,16 @@ impl KindMap {
 /// Whether two kind values are the same: equal JSON, or numbers of equal value (`1` and
 /// `1.0`), as a TOML declaration and a peer's JSON may write one number either way.
 pub fn same_scalar(a: &Value, b: &Value) -> bool {
-    match (a.as_f64(), b.as_f64()) {
-        (Some(x), Some(y)) if a.is_number() && b.is_number() => x == y,
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => {
+            // Integers as integers (exact beyond 2^53); a float against either as a float.
+            match (x.as_i64(), y.as_i64(), x.as_u64(), y.as_u64()) {
+                (Some(i), Some(j), _, _) => i == j,
+                (_, _, Some(i), Some(j)) => i == j,
+                _ if x.is_f64() || y.is_f64() => x.as_f64() == y.as_f64(),
+                _ => false,
+            }
+        }
         _ => a == b,
     }
 }
@@ -571,6 +579,11 @@ mod tests {
         );
         assert!(kinds.read(&json!({"ok": false})).is_none());
         assert!(same_scalar(&json!(1), &json!(1.0)));
+        assert!(!same_scalar(
+            &json!(9_007_199_254_740_993_u64),
+            &json!(9_007_199_254_740_992_u64)
+        ));
+        assert!(!same_scalar(&json!(-1), &json!(u64::MAX)));
         assert!(!same_scalar(&json!(1), &json!("1")));
     }
 

@@ -142,15 +142,24 @@ impl LiveSurface {
     pub async fn open(spec: &SurfaceSpec, timing: Timing) -> Result<LiveSurface, String> {
         // A handshake that failed: the peer is shut down, and the text gets the last lines of
         // its stderr and how it exited, which usually say why.
+        // A facade parity started for an HTTP surface is the process whose stderr says why.
         async fn failed(
             client: &mut Client,
+            server: &mut Option<crate::engine::http_surface::Started>,
             grace: crate::transport::peer::ShutdownGrace,
             why: String,
         ) -> String {
             let _ = client.peer.shutdown(grace).await;
+            let peer = match server.as_mut() {
+                Some(s) => {
+                    let _ = s.peer.shutdown(grace).await;
+                    &s.peer
+                }
+                None => &client.peer,
+            };
             format!(
                 "{why}{}",
-                crate::engine::run::stderr_and_exit(&client.peer.events())
+                crate::engine::run::stderr_and_exit(&peer.events())
             )
         }
         let label = spec.label();
@@ -179,6 +188,7 @@ impl LiveSurface {
                     Err(e) => {
                         return Err(failed(
                             &mut client,
+                            &mut server,
                             timing.grace,
                             format!("{label}: initialize: {e}"),
                         )
@@ -191,7 +201,7 @@ impl LiveSurface {
                     .and_then(Value::as_str);
                 if got != Some(revision.as_str()) {
                     let why = format!("{label}: initialize failed: {}", r.describe());
-                    return Err(failed(&mut client, timing.grace, why).await);
+                    return Err(failed(&mut client, &mut server, timing.grace, why).await);
                 }
             }
             SurfaceSpec::Mcp { .. } => {}
@@ -205,6 +215,7 @@ impl LiveSurface {
                     Err(e) => {
                         return Err(failed(
                             &mut client,
+                            &mut server,
                             timing.grace,
                             format!("{label}: initialize: {e}"),
                         )
@@ -213,13 +224,14 @@ impl LiveSurface {
                 };
                 if r.result().is_none() {
                     let why = format!("{label}: initialize failed: {}", r.describe());
-                    return Err(failed(&mut client, timing.grace, why).await);
+                    return Err(failed(&mut client, &mut server, timing.grace, why).await);
                 }
                 let r = match acp::new_session(&mut client, json!([])).await {
                     Ok(r) => r,
                     Err(e) => {
                         return Err(failed(
                             &mut client,
+                            &mut server,
                             timing.grace,
                             format!("{label}: session/new: {e}"),
                         )
@@ -229,7 +241,7 @@ impl LiveSurface {
                 session = acp::session_id(&r);
                 if session.is_none() {
                     let why = format!("{label}: session/new failed: {}", r.describe());
-                    return Err(failed(&mut client, timing.grace, why).await);
+                    return Err(failed(&mut client, &mut server, timing.grace, why).await);
                 }
             }
         }

@@ -47,8 +47,8 @@
 //! Every table is closed: an unknown key, a wrong type, an invalid JSON pointer or an unknown
 //! profile is a [`TargetError`] naming the file, line, column and key.
 //!
-//! Size (2528 lines): the target file v1: every table's raw form, its validation with located
-//! errors and the loaded form; about 540 lines are unit tests. Each profile's tables move to its
+//! Size (2708 lines): the target file v1: every table's raw form, its validation with located
+//! errors and the loaded form; about 630 lines are unit tests. Each profile's tables move to its
 //! profile when it declares the tables it reads (docs/architecture.md §The profile registry).
 
 use crate::engine::outcome::{valid_pointer, AcpRules, ClassRule, KindMap, McpRules};
@@ -1163,10 +1163,15 @@ fn kind_map(
                 format!("{p} is not a JSON pointer (a string)"),
             ));
         };
-        fields.push(pointer(
-            &Spanned::new(field.span(), p.to_owned()),
-            &kind_key,
-        )?);
+        let ptr = pointer(&Spanned::new(field.span(), p.to_owned()), &kind_key)?;
+        if fields.contains(&ptr) {
+            return Err(err_at(
+                field.span().start,
+                &kind_key,
+                format!("{ptr:?} is listed twice"),
+            ));
+        }
+        fields.push(ptr);
     }
     if ok.is_empty() && refused.is_empty() && tool_error.is_empty() {
         return Err(err_at(
@@ -1486,18 +1491,34 @@ fn facade_decl(
     })
 }
 
-/// Checks a hook command line: it splits like a shell into at least one word, and every
-/// `{name}` in it is one of [`crate::engine::decl::HOOK_PLACEHOLDERS`].
+/// Checks a hook command line: it splits like a shell into at least one word, every
+/// `{name}` in it is one of [`crate::engine::decl::HOOK_PLACEHOLDERS`], and none of those is
+/// left open (`{url` with no `}` after it). A brace after `$` is the shell's (`${PORT}`,
+/// `${port:-8080}` in an `sh -c` script) and is not judged; neither is a brace around
+/// anything but a bare word (JSON, `awk` programs with spaces).
 fn hook_command(line: &str) -> Result<(), String> {
     let words = crate::transport::peer::split_words(line)?;
     if words.is_empty() {
         return Err("empty command".into());
     }
     for w in &words {
-        let mut rest = w.as_str();
-        while let Some(open) = rest.find('{') {
-            let after = &rest[open..];
-            let Some(close) = after.find('}') else { break };
+        let mut from = 0;
+        while let Some(open) = w[from..].find('{').map(|i| i + from) {
+            from = open + 1;
+            if w[..open].ends_with('$') {
+                continue;
+            }
+            let after = &w[open..];
+            let Some(close) = after.find('}') else {
+                // `{url` with no `}` after it: the placeholder would reach the hook unfilled.
+                if let Some(p) = crate::engine::decl::HOOK_PLACEHOLDERS
+                    .iter()
+                    .find(|p| after.starts_with(&p[..p.len() - 1]))
+                {
+                    return Err(format!("the placeholder `{p}` is not closed in {w:?}"));
+                }
+                break;
+            };
             let name = &after[..=close];
             let word_like = name.len() > 2
                 && name[1..name.len() - 1]
@@ -1508,16 +1529,6 @@ fn hook_command(line: &str) -> Result<(), String> {
                     "unknown placeholder `{name}` (known: {}; the channel or token is the last argument)",
                     crate::engine::decl::HOOK_PLACEHOLDERS.join(", ")
                 ));
-            }
-            rest = &after[close + 1..];
-        }
-        // `{url` without its `}`: a placeholder left open would reach the hook as it is.
-        for p in crate::engine::decl::HOOK_PLACEHOLDERS {
-            let open = &p[..p.len() - 1];
-            if w.match_indices(open)
-                .any(|(i, _)| !w[i + open.len()..].starts_with('}'))
-            {
-                return Err(format!("the placeholder `{p}` is not closed in {w:?}"));
             }
         }
     }
@@ -1924,6 +1935,36 @@ fn hygiene_decl(
         Some(l) => names(l, "hygiene.stale_file_vars", true)?,
         None => d.stale_file_vars,
     };
+    // A planted name is planted once: not both a legacy and a stale-file variable, and not a
+    // variable `env` sets (the last value set would win, and the probe would judge the other).
+    for (list, key, others) in [
+        (
+            &h.legacy,
+            "hygiene.legacy",
+            vec![("`env`", h.env.keys().cloned().collect::<Vec<_>>())],
+        ),
+        (
+            &h.stale_file_vars,
+            "hygiene.stale_file_vars",
+            vec![
+                ("`legacy`", legacy.clone()),
+                ("`env`", h.env.keys().cloned().collect()),
+            ],
+        ),
+    ] {
+        for v in list.iter().flatten() {
+            if let Some((which, _)) = others.iter().find(|(_, o)| o.contains(v.get_ref())) {
+                return Err(err_at(
+                    v.span().start,
+                    key,
+                    format!(
+                        "{:?} is also in {which}: a variable is planted once",
+                        v.get_ref()
+                    ),
+                ));
+            }
+        }
+    }
     Ok(HygieneDecl {
         command,
         header,
@@ -2353,10 +2394,32 @@ seed = 9
                 "surfaces.acp.outcome.kind",
                 "non-empty list",
             ),
+            (
+                "kind = [\"/a\", \"/a\"]\nok = 1",
+                5,
+                "surfaces.acp.outcome.kind",
+                "listed twice",
+            ),
         ] {
             let e = acp(outcome).unwrap_err();
             assert_eq!((e.line, e.key.as_str()), (line, key), "{outcome}: {e}");
             assert!(e.message.contains(says), "{outcome}: {e}");
+        }
+    }
+
+    #[test]
+    fn hook_commands_keep_the_shells_braces_and_json() {
+        for ok in [
+            "gwctl --port {port} mint",
+            "sh -c 'gwctl --port ${PORT:-8080} --host {host} mint \"$0\"'",
+            "sh -c 'echo ${port}'",
+            "gwctl --body '{\"url\":\"{url}\"}'",
+            "awk '{ print $1 }'",
+        ] {
+            assert_eq!(hook_command(ok), Ok(()), "{ok}");
+        }
+        for bad in ["gwctl {prot}", "gwctl --url {url", "gwctl {host/x"] {
+            assert!(hook_command(bad).is_err(), "{bad}");
         }
     }
 
@@ -2533,6 +2596,7 @@ seed = 9
             (url, "invalid_arguments = {}\nmint_command = \"m {channel}\"\nrevoke_command = \"r\"", 7, "facade.mint_command"),
             (url, "invalid_arguments = {}\nmint_command = \"m\"\nrevoke_command = \"r '{url}\"", 8, "facade.revoke_command"),
             (url, "invalid_arguments = {}\nmint_command = \"m --url {url\"\nrevoke_command = \"r\"", 7, "facade.mint_command"),
+            (url, "invalid_arguments = {}\nmint_command = \"m --url {url/x\"\nrevoke_command = \"r\"", 7, "facade.mint_command"),
             (url, &format!("{hooks}\ninvalid_arguments = {{}}\n[facade.audit]\nlines = \"two\""), 9, "facade.audit.lines"),
             (url, &format!("{hooks}\ninvalid_arguments = {{}}\n[facade.audit]\ntool = \"\""), 9, "facade.audit.tool"),
             (url, &format!("{hooks}\ninvalid_arguments = {{}}\n[facade.audit]\nhash = \"/a~2\""), 9, "facade.audit.hash"),
@@ -2626,6 +2690,15 @@ poll_ms = 2
                 "hygiene.legacy",
             ),
             ("file_vars = [\" \"]", "hygiene.file_vars"),
+            (
+                "stale_file_vars = [\"T3_MCP_BEARER_TOKEN\"]",
+                "hygiene.stale_file_vars",
+            ),
+            (
+                "env = { A_FILE = \"x\" }\nstale_file_vars = [\"A_FILE\"]",
+                "hygiene.stale_file_vars",
+            ),
+            ("env = { L = \"x\" }\nlegacy = [\"L\"]", "hygiene.legacy"),
         ] {
             let e = parse("t.toml", &format!("version = 1\n[hygiene]\n{body}\n")).unwrap_err();
             assert_eq!(e.key, key, "{body}: {e}");

@@ -125,7 +125,7 @@ impl Profile for EquivalenceProfile {
             "reference equivalence",
             {
                 let cx = cx.clone();
-                async move { Some(selftest_run(&["reference", "acp"], &[], &cx).await) }
+                async move { Some(selftest_run(&["reference", "acp"], None, &[], &cx).await) }
             },
         )];
         let faults = parity_fakes::acp_catalogue()
@@ -135,15 +135,22 @@ impl Profile for EquivalenceProfile {
             let cx = cx.clone();
             let (name, trips) = (f.name, f.trips);
             runs.push(SelftestRun::one(SelftestRole::Fault, name, async move {
-                Some(selftest_run(&["fake", name], trips, &cx).await)
+                Some(selftest_run(&["fake", name], None, trips, &cx).await)
             }));
         }
         // A correct agent with its own call and result shape, declared as a user would
         // (`parity_fakes::WRAPPED_CALL_DECLARATION`): equivalence must pass it.
-        let cx = cx.clone();
+        let cx2 = cx.clone();
         let name = "acp-wrapped-call";
         runs.push(SelftestRun::one(SelftestRole::Benign, name, async move {
-            Some(selftest_run(&["fake", name], &[], &cx).await)
+            Some(selftest_run(&["fake", name], None, &[], &cx2).await)
+        }));
+        // A correct MCP server whose tool results have a shape of their own
+        // (`parity_fakes::STATUS_RESULTS_DECLARATION`): equivalence must pass it too.
+        let cx = cx.clone();
+        let name = "benign-status-results";
+        runs.push(SelftestRun::one(SelftestRole::Benign, name, async move {
+            Some(selftest_run(&["reference", "acp"], Some(name), &[], &cx).await)
         }));
         runs
     }
@@ -177,17 +184,45 @@ fn random_seed() -> u64 {
     t ^ (u64::from(std::process::id()) << 32)
 }
 
-/// The self-test's equivalence run: the clean reference MCP server beside the ACP agent this
-/// executable serves with `acp_args` (`["reference", "acp"]` or `["fake", name]`), 40
-/// generated cases per tool from seed 1, keeping the cases whose check is in `checks` (all
+/// The self-test's equivalence run: the clean reference MCP server (or `parity fake
+/// <mcp_fake>` declared with [`parity_fakes::STATUS_RESULTS_DECLARATION`]) beside the ACP
+/// agent this executable serves with `acp_args` (`["reference", "acp"]` or `["fake", name]`),
+/// 40 generated cases per tool from seed 1, keeping the cases whose check is in `checks` (all
 /// when empty). A surface that does not start is a note of the report.
-async fn selftest_run(acp_args: &[&str], checks: &[&str], cx: &SelftestContext) -> RunReport {
+async fn selftest_run(
+    acp_args: &[&str],
+    mcp_fake: Option<&str>,
+    checks: &[&str],
+    cx: &SelftestContext,
+) -> RunReport {
     let mut target = crate::engine::target::reference();
     let mut report = RunReport {
-        target: format!("parity {}", acp_args.join(" ")),
+        target: match mcp_fake {
+            Some(name) => format!("parity fake {name}"),
+            None => format!("parity {}", acp_args.join(" ")),
+        },
         seed: Some(1),
         ..RunReport::default()
     };
+    if let (Some(name), Some(m)) = (mcp_fake, target.mcp.as_mut()) {
+        let exe = crate::engine::target::shell_quote(&cx.exe);
+        m.command = format!("{exe} fake {name}");
+        let text = format!(
+            "version = 1\n[surfaces.mcp]\ncommand = \"x\"\n{}",
+            parity_fakes::STATUS_RESULTS_DECLARATION
+        );
+        match crate::engine::target::parse("STATUS_RESULTS_DECLARATION", &text) {
+            Ok(t) => {
+                if let Some(d) = t.mcp {
+                    m.rules.kinds = d.rules.kinds;
+                }
+            }
+            Err(e) => {
+                report.notes.push(e.to_string());
+                return report;
+            }
+        }
+    }
     if let Some(a) = target.acp.as_mut() {
         let exe = crate::engine::target::shell_quote(&cx.exe);
         a.command = format!("{exe} {}", acp_args.join(" "));

@@ -685,7 +685,8 @@ async fn stdin_eof(ctx: &Ctx) -> Finding {
     // Drain anything pending so only output after EOF counts.
     let _ = c.collect_for(std::time::Duration::from_millis(20)).await;
     let closed_at = c.peer.elapsed();
-    let report = c.peer.shutdown(ctx.timing.grace).await;
+    let grace = ctx.eof_grace();
+    let report = c.peer.shutdown(grace).await;
     let events = c.peer.events();
     ctx.keep(events.clone());
     let mut ev = evidence(&events);
@@ -706,7 +707,7 @@ async fn stdin_eof(ctx: &Ctx) -> Finding {
         return Finding::violated(
             format!(
                 "the server did not exit within {} ms of stdin EOF",
-                ctx.timing.grace.after_eof.as_millis()
+                grace.after_eof.as_millis()
             ),
             ev,
         );
