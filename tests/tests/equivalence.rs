@@ -539,19 +539,96 @@ fn a_tool_method_given_for_the_bundled_reference_is_the_one_it_serves() {
     );
 }
 
-/// The worked example of docs/target.md for an agent with its own call and result shape, with
-/// `parity` replaced by this build's binary; `keep` filters its lines (all: `|_| true`).
-fn wrapped_call_target(dir: &std::path::Path, keep: &dyn Fn(&str) -> bool) -> String {
-    let example = common::docs_example("target.md", "acp-wrapped-call");
+/// The worked example `example` of docs/target.md, with `parity` replaced by this build's
+/// binary, written to `dir/name`; `keep` filters its lines (all: `|_| true`).
+fn example_target(
+    dir: &std::path::Path,
+    example: &str,
+    name: &str,
+    keep: &dyn Fn(&str) -> bool,
+) -> String {
+    let text = common::docs_example("target.md", example);
     let exe = common::parity_str();
-    let text: String = example
+    let text: String = text
         .lines()
         .filter(|l| keep(l))
         .map(|l| l.replace("command = \"parity ", &format!("command = \"'{exe}' ")) + "\n")
         .collect();
-    let path = dir.join("parity.toml");
+    let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
     path.to_string_lossy().into_owned()
+}
+
+/// A line filter that leaves out the TOML table `header` (through the next header).
+fn without_table(header: &'static str) -> impl Fn(&str) -> bool {
+    let inside = std::cell::Cell::new(false);
+    move |l: &str| {
+        if l.starts_with('[') {
+            inside.set(l == header);
+        }
+        !inside.get()
+    }
+}
+
+/// Runs `target` and requires every case to pass or skip, scenario and generated cases to
+/// exist, at least six to pass, and exit 0.
+fn passes_every_equivalence_case(target: &str) {
+    let r = common::run_json(&["run", "--target", target, "--cases", "15", "--seed", "3"]);
+    let cases = r.cases();
+    for family in ["equivalence.generated.", "equivalence.scenario."] {
+        assert!(cases.keys().any(|k| k.starts_with(family)), "{family}\n{r}");
+    }
+    for (id, c) in cases {
+        assert!(
+            c["verdict"] == "pass" || c["verdict"] == "skip",
+            "{id}: {}\n{r}",
+            c["message"]
+        );
+    }
+    assert!(
+        cases.values().filter(|c| c["verdict"] == "pass").count() >= 6,
+        "{r}"
+    );
+    r.assert_code(0);
+}
+
+/// Runs five generated calls of read_file through `target` and requires a fail whose message
+/// contains `says`.
+fn read_file_differs(target: &str, says: &str) {
+    let r = common::run_json(&[
+        "run",
+        "--target",
+        target,
+        "--filter",
+        "equivalence.generated.read_file",
+        "--cases",
+        "5",
+        "--seed",
+        "3",
+    ]);
+    let c = &r.cases()["equivalence.generated.read_file@equivalence#all"];
+    assert_eq!(c["verdict"], "fail", "{r}");
+    assert!(c["message"].to_string().contains(says), "{says}\n{r}");
+    r.assert_code(1);
+}
+
+#[test]
+fn a_server_with_its_own_result_shape_passes_once_declared_as_the_docs_show() {
+    let example = common::docs_example("target.md", "mcp-status-results");
+    // The self-test declares the same server with the same table.
+    assert!(
+        example.contains(parity_fakes::STATUS_RESULTS_DECLARATION),
+        "{example}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let (ex, all) = ("mcp-status-results", |_: &str| true);
+    passes_every_equivalence_case(&example_target(dir.path(), ex, "declared.toml", &all));
+    // Without the table the status-shaped text is compared whole: the calls differ.
+    let keep = without_table("[surfaces.mcp.outcome]");
+    read_file_differs(
+        &example_target(dir.path(), ex, "bare.toml", &keep),
+        "status",
+    );
 }
 
 #[test]
@@ -577,134 +654,30 @@ fn the_self_test_declares_the_wrapped_call_agent_as_the_docs_example_does() {
 }
 
 #[test]
-fn a_server_with_its_own_result_shape_passes_once_declared_as_the_docs_show() {
-    let example = common::docs_example("target.md", "mcp-status-results");
-    // The self-test declares the same server with the same table.
-    assert!(
-        example.contains(parity_fakes::STATUS_RESULTS_DECLARATION),
-        "{example}"
-    );
-    let exe = common::parity_str();
-    let dir = tempfile::tempdir().unwrap();
-    let write = |name: &str, keep: &dyn Fn(&str) -> bool| {
-        let text: String = example
-            .lines()
-            .filter(|l| keep(l))
-            .map(|l| l.replace("command = \"parity ", &format!("command = \"'{exe}' ")) + "\n")
-            .collect();
-        let path = dir.path().join(name);
-        std::fs::write(&path, text).unwrap();
-        path.to_string_lossy().into_owned()
-    };
-    let declared = write("declared.toml", &|_| true);
-    let r = common::run_json(&["run", "--target", &declared, "--cases", "15", "--seed", "3"]);
-    assert!(r.cases().len() >= 6, "{r}");
-    for (id, c) in r.cases() {
-        assert!(
-            c["verdict"] == "pass" || c["verdict"] == "skip",
-            "{id}: {}\n{r}",
-            c["message"]
-        );
-    }
-    r.assert_code(0);
-    // Without the table the status-shaped text is compared whole: the calls differ.
-    let in_table = std::cell::Cell::new(false);
-    let undeclared = write("undeclared.toml", &|l| {
-        if l.starts_with('[') {
-            in_table.set(l == "[surfaces.mcp.outcome]");
-        }
-        !in_table.get()
-    });
-    let r = common::run_json(&[
-        "run",
-        "--target",
-        &undeclared,
-        "--filter",
-        "equivalence.generated.read_file",
-        "--cases",
-        "5",
-        "--seed",
-        "3",
-    ]);
-    let c = &r.cases()["equivalence.generated.read_file@equivalence#all"];
-    assert_eq!(c["verdict"], "fail", "{r}");
-    assert!(c["message"].to_string().contains("status"), "{r}");
-    r.assert_code(1);
-}
-
-#[test]
 fn an_agent_with_its_own_call_and_result_shape_passes_once_declared_as_the_docs_show() {
     let dir = tempfile::tempdir().unwrap();
-    let target = wrapped_call_target(dir.path(), &|_| true);
-    let r = common::run_json(&["run", "--target", &target, "--cases", "15", "--seed", "3"]);
-    let cases = r.cases();
-    assert!(
-        cases
-            .keys()
-            .any(|k| k.starts_with("equivalence.generated.")),
-        "{r}"
-    );
-    assert!(
-        cases.keys().any(|k| k.starts_with("equivalence.scenario.")),
-        "{r}"
-    );
-    for (id, c) in cases {
-        assert!(
-            c["verdict"] == "pass" || c["verdict"] == "skip",
-            "{id}: {}\n{r}",
-            c["message"]
-        );
-    }
-    assert!(
-        cases.values().filter(|c| c["verdict"] == "pass").count() >= 6,
-        "{r}"
-    );
-    r.assert_code(0);
+    let all = |_: &str| true;
+    passes_every_equivalence_case(&example_target(
+        dir.path(),
+        "acp-wrapped-call",
+        "parity.toml",
+        &all,
+    ));
 }
 
 #[test]
 fn the_same_agent_without_the_declaration_differs_on_every_call() {
     let dir = tempfile::tempdir().unwrap();
+    let ex = "acp-wrapped-call";
     // Without `params`: the agent refuses the ToolCall map with -32602.
-    let no_params = wrapped_call_target(dir.path(), &|l| !l.starts_with("params"));
-    let r = common::run_json(&[
-        "run",
-        "--target",
-        &no_params,
-        "--filter",
-        "equivalence.generated.read_file",
-        "--cases",
-        "5",
-        "--seed",
-        "3",
-    ]);
-    let c = &r.cases()["equivalence.generated.read_file@equivalence#all"];
-    assert_eq!(c["verdict"], "fail", "{r}");
-    assert!(c["message"].to_string().contains("-32602"), "{r}");
-    r.assert_code(1);
+    let no_params = |l: &str| !l.starts_with("params");
+    read_file_differs(
+        &example_target(dir.path(), ex, "a.toml", &no_params),
+        "-32602",
+    );
     // With `params` but without the outcome table: the status-shaped results are compared whole.
-    let dir = tempfile::tempdir().unwrap();
-    let in_outcome = std::cell::Cell::new(false);
-    let no_outcome = wrapped_call_target(dir.path(), &|l| {
-        if l.starts_with('[') {
-            in_outcome.set(l == "[surfaces.acp.outcome]");
-        }
-        !in_outcome.get()
-    });
-    let r = common::run_json(&[
-        "run",
-        "--target",
-        &no_outcome,
-        "--filter",
-        "equivalence.generated.read_file",
-        "--cases",
-        "5",
-        "--seed",
-        "3",
-    ]);
-    let c = &r.cases()["equivalence.generated.read_file@equivalence#all"];
-    assert_eq!(c["verdict"], "fail", "{r}");
-    assert!(c["message"].to_string().contains("status"), "{r}");
+    let keep = without_table("[surfaces.acp.outcome]");
+    read_file_differs(&example_target(dir.path(), ex, "b.toml", &keep), "status");
 }
 
 #[test]
